@@ -1,0 +1,107 @@
+// Package catalog is the daemon's system of record: one SQLite database (modernc.org/sqlite, WAL)
+// holding files, documents, drives and the outbox of pending writes to derived stores (metadata
+// directory, search index). Everything in Redis, on the metadata directory and in the index can be
+// rebuilt from it. Every change is one transaction; callers batch.
+package catalog
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// Catalog is an open catalog database. Writes go through one connection (SQLite has one writer);
+// reads use a small pool that WAL lets run beside the writer.
+type Catalog struct {
+	w    *sql.DB
+	r    *sql.DB
+	path string
+}
+
+// Open opens (creating if needed) the catalog at path and migrates its schema.
+func Open(path string) (*Catalog, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("open catalog: %w", err)
+	}
+	w, err := openDB(path, true)
+	if err != nil {
+		return nil, err
+	}
+	w.SetMaxOpenConns(1)
+	if _, err := w.Exec(schema); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open catalog %s: migrate: %w", path, err)
+	}
+	r, err := openDB(path, false)
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	r.SetMaxOpenConns(4)
+	return &Catalog{w: w, r: r, path: path}, nil
+}
+
+// openDB builds the DSN. synchronous=FULL: a committed sync or merge survives power loss, which
+// the outbox relies on; transactions are batched so the fsync cost is amortised.
+func openDB(path string, writer bool) (*sql.DB, error) {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(FULL)")
+	q.Add("_pragma", "foreign_keys(1)")
+	if writer {
+		q.Set("_txlock", "immediate")
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("open catalog %s: %w", path, err)
+	}
+	if err := db.Ping(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open catalog %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// Path is the database file's path.
+func (c *Catalog) Path() string { return c.path }
+
+// Close closes both pools.
+func (c *Catalog) Close() error {
+	return errors.Join(c.r.Close(), c.w.Close())
+}
+
+// Ping checks the database answers (readiness).
+func (c *Catalog) Ping(ctx context.Context) error {
+	var one int
+	return c.r.QueryRowContext(ctx, "SELECT 1").Scan(&one)
+}
+
+// Update runs fn in one write transaction, committed if fn returns nil.
+func (c *Catalog) Update(ctx context.Context, fn func(*Tx) error) error {
+	sqlTx, err := c.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("catalog: begin: %w", err)
+	}
+	tx := &Tx{tx: sqlTx}
+	if err := fn(tx); err != nil {
+		sqlTx.Rollback()
+		return err
+	}
+	if err := sqlTx.Commit(); err != nil {
+		return fmt.Errorf("catalog: commit: %w", err)
+	}
+	return nil
+}
+
+// Tx is a write transaction.
+type Tx struct {
+	tx  *sql.Tx
+	seq int64
+}

@@ -1,0 +1,105 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// Outbox key kinds.
+const (
+	KeyDoc   = "doc:"
+	KeyPath  = "path:"
+	KeyDrive = "drive:"
+)
+
+// DocKey, PathKey and DriveKey build outbox keys.
+func DocKey(id string) string     { return KeyDoc + id }
+func PathKey(rel string) string   { return KeyPath + rel }
+func DriveKey(name string) string { return KeyDrive + name }
+
+// Dirty marks keys as needing their derived state rewritten. Path and drive keys have no index
+// part, so they start index_done.
+func (t *Tx) Dirty(ctx context.Context, keys ...string) error {
+	for _, k := range keys {
+		if t.seq == 0 {
+			if err := t.tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM outbox`).Scan(&t.seq); err != nil {
+				return fmt.Errorf("catalog: outbox seq: %w", err)
+			}
+		}
+		t.seq++
+		indexDone := !strings.HasPrefix(k, KeyDoc)
+		_, err := t.tx.ExecContext(ctx, `INSERT INTO outbox(key, seq, meta_done, index_done) VALUES(?, ?, 0, ?)
+			ON CONFLICT(key) DO UPDATE SET seq = excluded.seq, meta_done = 0, index_done = excluded.index_done`,
+			k, t.seq, indexDone)
+		if err != nil {
+			return fmt.Errorf("catalog: dirty %q: %w", k, err)
+		}
+	}
+	return nil
+}
+
+// OutboxEntry is one pending key.
+type OutboxEntry struct {
+	Key       string
+	Seq       int64
+	MetaDone  bool
+	IndexDone bool
+}
+
+// PendingOutbox returns up to limit entries in seq order, starting after seq `after`.
+func (c *Catalog) PendingOutbox(ctx context.Context, after int64, limit int) ([]OutboxEntry, error) {
+	rows, err := c.r.QueryContext(ctx, `SELECT key, seq, meta_done, index_done FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("catalog: outbox: %w", err)
+	}
+	defer rows.Close()
+	var out []OutboxEntry
+	for rows.Next() {
+		var e OutboxEntry
+		if err := rows.Scan(&e.Key, &e.Seq, &e.MetaDone, &e.IndexDone); err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// OutboxLen returns how many keys are pending, and how many of them still wait for the index.
+func (c *Catalog) OutboxLen(ctx context.Context) (total, index int64, err error) {
+	err = c.r.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(index_done = 0), 0) FROM outbox`).Scan(&total, &index)
+	return total, index, err
+}
+
+// OutboxDone records that an entry's metadata and/or index part was applied. It only touches
+// the row when its seq is unchanged (a newer change must be applied again) and deletes rows
+// that are fully done.
+func (c *Catalog) OutboxDone(ctx context.Context, entries []OutboxEntry) error {
+	return c.Update(ctx, func(t *Tx) error {
+		for _, e := range entries {
+			if _, err := t.tx.ExecContext(ctx, `UPDATE outbox SET meta_done = ?, index_done = ? WHERE key = ? AND seq = ?`,
+				e.MetaDone, e.IndexDone, e.Key, e.Seq); err != nil {
+				return err
+			}
+		}
+		_, err := t.tx.ExecContext(ctx, `DELETE FROM outbox WHERE meta_done = 1 AND index_done = 1`)
+		return err
+	})
+}
+
+// DirtyAllDocs re-dirties every live and retired document (a rebuild of derived stores, e.g.
+// after the index was lost). O(collection): only for explicit rebuilds.
+func (c *Catalog) DirtyAllDocs(ctx context.Context) error {
+	var ids []string
+	if err := c.DocumentIDs(ctx, func(id string, _ bool) error { ids = append(ids, DocKey(id)); return nil }); err != nil {
+		return err
+	}
+	for len(ids) > 0 {
+		n := min(len(ids), 5000)
+		if err := c.Update(ctx, func(t *Tx) error { return t.Dirty(ctx, ids[:n]...) }); err != nil {
+			return err
+		}
+		ids = ids[n:]
+	}
+	return nil
+}

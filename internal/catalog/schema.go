@@ -1,0 +1,52 @@
+package catalog
+
+// schema is idempotent (IF NOT EXISTS). A later incompatible change bumps meta.schema and migrates.
+const schema = `
+CREATE TABLE IF NOT EXISTS meta (
+	key   TEXT PRIMARY KEY,
+	value TEXT NOT NULL
+);
+-- One row per unique content. Derived fields (paths, copies, mtime, flags) come from files.
+-- retired: the document lost its last path because the file changed; its by-id directory stays
+-- on disk (module output is kept should the content come back) but it leaves the index.
+CREATE TABLE IF NOT EXISTS documents (
+	id      TEXT PRIMARY KEY,
+	type    TEXT NOT NULL,
+	size    INTEGER NOT NULL,
+	next    TEXT NOT NULL DEFAULT '',
+	fields  TEXT NOT NULL DEFAULT '{}',
+	version INTEGER NOT NULL,
+	retired INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS documents_next ON documents(next) WHERE next != '';
+-- One row per path (relative to INDEX_DIRECTORY). dev/ino/size/mtime_ns are the hash-cache key:
+-- unchanged means the file is never read again. ino = 0 marks a row imported from a legacy
+-- metadata directory (no stat known yet).
+CREATE TABLE IF NOT EXISTS files (
+	path     TEXT PRIMARY KEY,
+	doc_id   TEXT NOT NULL REFERENCES documents(id),
+	dev      INTEGER NOT NULL,
+	ino      INTEGER NOT NULL,
+	size     INTEGER NOT NULL,
+	mtime_ns INTEGER NOT NULL,
+	mtime    REAL NOT NULL,
+	drive    TEXT
+);
+CREATE INDEX IF NOT EXISTS files_doc ON files(doc_id);
+CREATE INDEX IF NOT EXISTS files_drive ON files(drive) WHERE drive IS NOT NULL;
+-- Last known presence of each archive drive.
+CREATE TABLE IF NOT EXISTS drives (
+	name    TEXT PRIMARY KEY,
+	present INTEGER NOT NULL
+);
+-- Keys whose derived state must be (re)written: "doc:<id>", "path:<rel>", "drive:<name>".
+-- The applier renders each key from the catalog as it is at apply time, so replays are no-ops.
+-- seq changes on every re-dirty, so an apply that raced a newer change does not clear it.
+CREATE TABLE IF NOT EXISTS outbox (
+	key        TEXT PRIMARY KEY,
+	seq        INTEGER NOT NULL,
+	meta_done  INTEGER NOT NULL DEFAULT 0,
+	index_done INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS outbox_seq ON outbox(seq);
+`

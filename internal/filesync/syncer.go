@@ -1,0 +1,210 @@
+// Package filesync brings the catalog in step with the files tree: it walks INDEX_DIRECTORY,
+// hashes only new or changed files (the catalog's (device, inode, size, mtime) cache), records
+// adds, modifications, duplicates and deletions in batched transactions with their outbox keys,
+// keeps absent drives' paths, detects renamed drives and updates drive markers.
+package filesync
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/homeindex/homeindex/internal/catalog"
+	"github.com/homeindex/homeindex/internal/drives"
+	"github.com/homeindex/homeindex/internal/scanner"
+)
+
+// Config is what a Syncer needs.
+type Config struct {
+	Root        string // INDEX_DIRECTORY
+	ArchiveRel  string // ARCHIVE_DIRECTORY relative to Root, slash form
+	SkipRel     []string
+	HashWorkers int
+	BatchSize   int // changes per transaction (default 2000)
+	// FirstModule returns the `next` of a new document ("" without modules).
+	FirstModule func() string
+	Now         func() time.Time
+}
+
+// Syncer runs syncs. It is not safe for concurrent Sync calls: the scheduler serialises them.
+type Syncer struct {
+	cfg     Config
+	cat     *catalog.Catalog
+	archive drives.Archive
+	markers *Markers
+	log     zerolog.Logger
+}
+
+// New builds a Syncer.
+func New(cfg Config, cat *catalog.Catalog, archive drives.Archive, markers *Markers, log zerolog.Logger) *Syncer {
+	if cfg.BatchSize <= 0 {
+		cfg.BatchSize = 2000
+	}
+	if cfg.FirstModule == nil {
+		cfg.FirstModule = func() string { return "" }
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Syncer{cfg: cfg, cat: cat, archive: archive, markers: markers, log: log}
+}
+
+// Stats counts what one sync did.
+type Stats struct {
+	Started     time.Time     `json:"started"`
+	Duration    time.Duration `json:"duration_ns"`
+	Walked      int           `json:"walked"`
+	Hashed      int           `json:"hashed"`
+	HashedBytes int64         `json:"hashed_bytes"`
+	Unchanged   int           `json:"unchanged"`
+	Added       int           `json:"added"`
+	Modified    int           `json:"modified"`
+	Deleted     int           `json:"deleted"`
+	KeptOffline int           `json:"kept_offline"`
+	NewDocs     int           `json:"new_documents"`
+	DeletedDocs int           `json:"deleted_documents"`
+	RetiredDocs int           `json:"retired_documents"`
+	Errors      int           `json:"errors"`
+}
+
+// Sync runs one full sync.
+func (s *Syncer) Sync(ctx context.Context) (Stats, error) {
+	st := Stats{Started: s.cfg.Now()}
+	defer func() { st.Duration = time.Since(st.Started) }()
+	run := &syncRun{s: s, st: &st, changedDrives: map[string]bool{}, seen: map[string]bool{}}
+	if err := run.do(ctx); err != nil {
+		st.Duration = time.Since(st.Started)
+		return st, err
+	}
+	st.Duration = time.Since(st.Started)
+	return st, nil
+}
+
+// syncRun is the state of one sync.
+type syncRun struct {
+	s             *Syncer
+	st            *Stats
+	mu            sync.Mutex // guards seen and st.Errors between the walker and the recorder
+	files         map[string]catalog.File // catalog snapshot at start
+	present       map[string]bool
+	newDrives     map[string]bool // drives that became present or known in this sync
+	seen          map[string]bool // paths found (or kept because unreadable) in this walk
+	changedDrives map[string]bool // drives whose paths changed: their marker is rewritten
+}
+
+func (r *syncRun) do(ctx context.Context) error {
+	if err := r.loadFiles(ctx); err != nil {
+		return err
+	}
+	if err := r.refreshArchiveRel(ctx); err != nil {
+		return err
+	}
+	if err := r.refreshDrives(ctx); err != nil {
+		return err
+	}
+	if err := r.walk(ctx); err != nil {
+		return err
+	}
+	if err := r.deleteMissing(ctx); err != nil {
+		return err
+	}
+	if err := r.detectRenamedDrives(ctx); err != nil {
+		return err
+	}
+	return r.s.markers.UpdateAll(ctx, r.present, r.changedDrives)
+}
+
+func (r *syncRun) loadFiles(ctx context.Context) error {
+	r.files = map[string]catalog.File{}
+	return r.s.cat.Files(ctx, func(f catalog.File) error {
+		r.files[f.Path] = f
+		return nil
+	})
+}
+
+// refreshArchiveRel re-derives every path's drive when ARCHIVE_DIRECTORY moved.
+func (r *syncRun) refreshArchiveRel(ctx context.Context) error {
+	cur := r.s.cfg.ArchiveRel
+	prev, ok, err := r.s.cat.Meta(ctx, catalog.MetaArchiveRel)
+	if err != nil || (ok && prev == cur) {
+		return err
+	}
+	return r.s.cat.Update(ctx, func(t *catalog.Tx) error {
+		for p, f := range r.files {
+			d, _ := drives.DriveOf(cur, p)
+			if d == f.Drive {
+				continue
+			}
+			if err := t.SetFileDrive(ctx, p, d); err != nil {
+				return err
+			}
+			f.Drive = d
+			r.files[p] = f
+			if err := t.Dirty(ctx, catalog.DocKey(f.DocID)); err != nil {
+				return err
+			}
+		}
+		return t.SetMeta(ctx, catalog.MetaArchiveRel, cur)
+	})
+}
+
+// refreshDrives records drive presence changes and re-dirties the documents whose `offline`
+// flag may flip: O(documents on drives that changed), nothing when nothing changed.
+func (r *syncRun) refreshDrives(ctx context.Context) error {
+	present, err := r.s.archive.Present()
+	if err != nil {
+		return fmt.Errorf("sync: list drives: %w", err)
+	}
+	r.present = present
+	known, err := r.s.cat.Drives(ctx)
+	if err != nil {
+		return err
+	}
+	r.newDrives = map[string]bool{}
+	names := map[string]bool{}
+	for d := range present {
+		names[d] = true
+	}
+	for d := range known {
+		names[d] = true
+	}
+	for _, f := range r.files {
+		if f.Drive != "" {
+			names[f.Drive] = true
+		}
+	}
+	return r.s.cat.Update(ctx, func(t *catalog.Tx) error {
+		for d := range names {
+			was, ok := known[d]
+			now := present[d]
+			if ok && was == now {
+				continue
+			}
+			if now {
+				r.newDrives[d] = true
+			}
+			r.s.log.Info().Str("drive", d).Bool("present", now).Msg("drive presence changed")
+			if err := t.SetDrivePresent(ctx, d, now); err != nil {
+				return err
+			}
+			if err := t.DriveDocIDs(ctx, d, func(id string) error { return t.Dirty(ctx, catalog.DocKey(id)) }); err != nil {
+				return err
+			}
+			if err := t.Dirty(ctx, catalog.DriveKey(d)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// driveOf is the drive of a path under the current archive dir.
+func (r *syncRun) driveOf(rel string) string {
+	d, _ := drives.DriveOf(r.s.cfg.ArchiveRel, rel)
+	return d
+}
+
+var _ = scanner.TruncateMtime

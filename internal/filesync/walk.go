@@ -1,0 +1,205 @@
+package filesync
+
+import (
+	"context"
+	"errors"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/homeindex/homeindex/internal/catalog"
+	"github.com/homeindex/homeindex/internal/drives"
+	"github.com/homeindex/homeindex/internal/scanner"
+)
+
+// change is one hashed path ready to be recorded.
+type change struct {
+	e    scanner.Entry
+	id   string
+	typ  string
+	keep bool // stat only: the content is unchanged (legacy row confirmed, or touched file)
+}
+
+// walk streams the tree: unchanged files are only marked seen, others are hashed in parallel
+// and recorded in batches.
+func (r *syncRun) walk(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobs := make(chan scanner.HashJob, 256)
+	results := make(chan scanner.HashResult, 256)
+	h := scanner.Hasher{Workers: r.s.cfg.HashWorkers}
+	go h.Run(ctx, jobs, results)
+
+	var confirmed []change // legacy rows whose size and mtime still match: no read needed
+	walkErr := make(chan error, 1)
+	go func() {
+		defer close(jobs)
+		walkErr <- scanner.Walk(ctx, r.s.cfg.Root, scanner.WalkOptions{
+			Skip: r.skip,
+			OnError: func(rel string, err error) {
+				r.noteError(rel, err)
+			},
+		}, func(e scanner.Entry) error {
+			r.st.Walked++
+			r.mu.Lock()
+			r.seen[e.Rel] = true
+			r.mu.Unlock()
+			old, ok := r.files[e.Rel]
+			if ok && !old.Legacy() && old.Dev == e.Dev && old.Ino == e.Ino && old.Size == e.Size && old.MtimeNs == e.MtimeNs {
+				r.st.Unchanged++
+				return nil
+			}
+			if ok && old.Legacy() && old.Size == e.Size && old.Mtime == scanner.TruncateMtime(e.MtimeNs) {
+				confirmed = append(confirmed, change{e: e, id: old.DocID, keep: true})
+				return nil
+			}
+			select {
+			case jobs <- scanner.HashJob{Path: filepath.Join(r.s.cfg.Root, filepath.FromSlash(e.Rel)), Ref: e}:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+	}()
+
+	batch := make([]change, 0, r.s.cfg.BatchSize)
+	var applyErr error
+	for res := range results {
+		if applyErr != nil {
+			continue // drain
+		}
+		e := res.Job.Ref.(scanner.Entry)
+		if res.Err != nil {
+			r.noteError(e.Rel, res.Err)
+			continue
+		}
+		if res.Stat.Size != e.Size || res.Stat.MtimeNs != e.MtimeNs {
+			r.noteError(e.Rel, errors.New("file changed while it was read; next sync takes it"))
+			continue
+		}
+		r.st.Hashed++
+		r.st.HashedBytes += e.Size
+		c := change{e: e, id: res.ID}
+		if old, ok := r.files[e.Rel]; !ok || old.DocID != res.ID {
+			if c.typ, res.Err = scanner.DetectType(res.Job.Path); res.Err != nil {
+				r.noteError(e.Rel, res.Err)
+				continue
+			}
+		} else {
+			c.keep = true
+		}
+		batch = append(batch, c)
+		if len(batch) >= r.s.cfg.BatchSize {
+			applyErr = r.record(ctx, batch)
+			batch = batch[:0]
+			if applyErr != nil {
+				cancel()
+			}
+		}
+	}
+	if applyErr == nil && len(batch) > 0 {
+		applyErr = r.record(ctx, batch)
+	}
+	if err := <-walkErr; err != nil && applyErr == nil {
+		return err
+	}
+	for applyErr == nil && len(confirmed) > 0 {
+		n := min(len(confirmed), r.s.cfg.BatchSize)
+		applyErr = r.record(ctx, confirmed[:n])
+		confirmed = confirmed[n:]
+	}
+	return applyErr
+}
+
+// skip keeps the metadata and state directories and status markers out of the walk.
+func (r *syncRun) skip(rel string, isDir bool) bool {
+	for _, s := range r.s.cfg.SkipRel {
+		if s != "" && (rel == s || strings.HasPrefix(rel, s+"/")) {
+			return true
+		}
+	}
+	return !isDir && drives.IsMarker(path.Base(rel))
+}
+
+// noteError logs a per-path problem. A path that exists but cannot be read keeps its catalog
+// row: a transient error must not delete data.
+func (r *syncRun) noteError(rel string, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.st.Errors++
+	r.seen[rel] = true
+	r.s.log.Warn().Str("path", rel).Err(err).Msg("skipped file")
+}
+
+// record writes one batch of hashed paths in one transaction.
+func (r *syncRun) record(ctx context.Context, batch []change) error {
+	return r.s.cat.Update(ctx, func(t *catalog.Tx) error {
+		for _, c := range batch {
+			if err := r.recordOne(ctx, t, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (r *syncRun) recordOne(ctx context.Context, t *catalog.Tx, c change) error {
+	e := c.e
+	drive := r.driveOf(e.Rel)
+	f := catalog.File{Path: e.Rel, DocID: c.id, Dev: e.Dev, Ino: e.Ino, Size: e.Size, MtimeNs: e.MtimeNs,
+		Mtime: scanner.TruncateMtime(e.MtimeNs), Drive: drive}
+	old, had := r.files[e.Rel]
+	if c.keep {
+		// Same content: refresh the cache key; the document changes only if the mtime did.
+		if err := t.PutFile(ctx, f); err != nil {
+			return err
+		}
+		if old.Mtime != f.Mtime {
+			return t.Dirty(ctx, catalog.DocKey(c.id))
+		}
+		return nil
+	}
+	state, err := t.DocumentState(ctx, c.id)
+	if err != nil {
+		return err
+	}
+	switch state {
+	case catalog.DocMissing:
+		if _, err := t.InsertDocument(ctx, catalog.DocRow{ID: c.id, Type: c.typ, Size: e.Size,
+			Next: r.s.cfg.FirstModule(), Version: versionCurrent}); err != nil {
+			return err
+		}
+		r.st.NewDocs++
+	case catalog.DocRetired:
+		if err := t.SetRetired(ctx, c.id, false); err != nil {
+			return err
+		}
+	}
+	if err := t.PutFile(ctx, f); err != nil {
+		return err
+	}
+	if drive != "" {
+		r.changedDrives[drive] = true
+	}
+	if err := t.Dirty(ctx, catalog.DocKey(c.id), catalog.PathKey(e.Rel)); err != nil {
+		return err
+	}
+	if !had {
+		r.st.Added++
+		return nil
+	}
+	r.st.Modified++
+	// The path's old content lost this path. With no path left it is retired: its by-id
+	// directory (module output) stays on disk, it leaves the index.
+	n, err := t.DocPathCount(ctx, old.DocID)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		if err := t.SetRetired(ctx, old.DocID, true); err != nil {
+			return err
+		}
+		r.st.RetiredDocs++
+	}
+	return t.Dirty(ctx, catalog.DocKey(old.DocID))
+}

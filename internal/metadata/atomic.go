@@ -1,0 +1,123 @@
+package metadata
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+const (
+	dirPerm  = 0o755
+	filePerm = 0o644 // modules in other containers, under other uids, read what we write
+)
+
+// writeAtomic writes data to dir/name through a temp file in the store's .tmp directory: write,
+// fsync, rename, fsync dir. It returns false without writing when dir/name already holds data.
+// Temp files live in one directory (not beside the target) so CleanTemp costs O(leftovers),
+// not a walk of by-id, and modules listing their own directories never see them.
+func (s *Store) writeAtomic(dir, name string, data []byte) (bool, error) {
+	dst := filepath.Join(dir, name)
+	if old, err := os.ReadFile(dst); err == nil && bytes.Equal(old, data) {
+		return false, nil
+	}
+	f, err := os.CreateTemp(s.tmpDir(), name+".*")
+	if err != nil {
+		return false, err
+	}
+	tmp := f.Name()
+	fail := func(err error) (bool, error) {
+		_ = f.Close()
+		_ = os.Remove(tmp)
+		return false, err
+	}
+	if _, err := f.Write(data); err != nil {
+		return fail(err)
+	}
+	if err := f.Chmod(filePerm); err != nil {
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := f.Close(); err != nil {
+		return fail(err)
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		_ = os.Remove(tmp)
+		return false, err
+	}
+	return true, syncDir(dir)
+}
+
+// tempName returns an unused-looking name in the .tmp directory, for symlinks, which have no
+// CreateTemp.
+func (s *Store) tempName(prefix string) (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return filepath.Join(s.tmpDir(), prefix+"."+hex.EncodeToString(b[:])), nil
+}
+
+// ensureDir creates dir (whose parent must exist) unless it is already a real directory, and
+// fsyncs the parent when it created it, so a new entry survives a crash. A symlink or a file in
+// its place is an error: following it could write outside the root.
+func ensureDir(dir string) error {
+	err := os.Mkdir(dir, dirPerm)
+	if err == nil {
+		return syncDir(filepath.Dir(dir))
+	}
+	if !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s: not a directory", dir)
+	}
+	return nil
+}
+
+// syncDir fsyncs a directory so a rename or a new entry in it is durable. File systems that
+// cannot sync directories (EINVAL, ENOTSUP) are accepted as they are.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if errors.Is(err, syscall.EINVAL) || errors.Is(err, errors.ErrUnsupported) {
+		return nil
+	}
+	return err
+}
+
+// CleanTemp removes temp files that a crash left behind. Call it at start, before any write:
+// it removes every entry of the .tmp directory, including those of writes in progress.
+func (s *Store) CleanTemp() error {
+	entries, err := os.ReadDir(s.tmpDir())
+	if err != nil {
+		return fmt.Errorf("clean temp: %w", err)
+	}
+	var errs []error
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(s.tmpDir(), e.Name())); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("clean temp: %w", err)
+	}
+	return nil
+}

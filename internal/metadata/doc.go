@@ -1,0 +1,12 @@
+// Package metadata owns the metadata directory (METADATA_DIRECTORY):
+//
+//	by-id/<id>/document.json          one document per unique content
+//	by-id/<id>/<module>/...           module output: content.json, chunks.json, log.txt, ...
+//	by-path/<relpath>                 relative symlink to ../…/by-id/<id>
+//	.tmp/                             temp files of in-flight atomic writes (see CleanTemp)
+//
+// Every write is atomic (temp file, fsync, rename, fsync of the directory) and skipped when the
+// bytes on disk are already identical, so replaying a write changes nothing. Every method that
+// takes an id, a module name or a relative path validates it first, so nothing is ever written
+// outside the root. A Store is safe for concurrent use on different ids and paths.
+package metadata

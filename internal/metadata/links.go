@@ -1,0 +1,212 @@
+package metadata
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// linkAttempts bounds Link's retries when a concurrent Unlink prunes a parent it just created.
+const linkAttempts = 3
+
+// linkTarget returns the relative target of by-path/<rel>: one ".." per directory between the
+// link and the root, so the tree still resolves after the whole directory moves.
+func linkTarget(rel, id string) string {
+	return strings.Repeat("../", strings.Count(rel, "/")+1) + byIDDir + "/" + id
+}
+
+// Link makes by-path/<rel> a relative symlink to by-id/<id>, creating parent directories. An
+// existing link is replaced atomically (temp link, rename); one that already points at id is
+// left alone. rel is slash-separated, relative and clean. Entries standing in the way are stale
+// by construction (a path cannot be a file and a directory at once) and are replaced: a symlink
+// where a parent directory should be, or a directory of links where the link should be.
+func (s *Store) Link(rel, id string) error {
+	if err := checkRel(rel); err != nil {
+		return fmt.Errorf("link: %w", err)
+	}
+	if err := checkID(id); err != nil {
+		return fmt.Errorf("link %s: %w", rel, err)
+	}
+	var err error
+	for range linkAttempts {
+		if err = s.link(rel, id); !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("link %s: %w", rel, err)
+	}
+	return nil
+}
+
+func (s *Store) link(rel, id string) error {
+	if err := s.makeParents(rel); err != nil {
+		return err
+	}
+	dst := filepath.Join(s.byPath, filepath.FromSlash(rel))
+	target := linkTarget(rel, id)
+	fi, err := os.Lstat(dst)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return err
+	case fi.Mode()&fs.ModeSymlink != 0:
+		if cur, err := os.Readlink(dst); err == nil && cur == target {
+			return nil
+		}
+	case fi.IsDir():
+		// Only links and directories live in by-path, and RemoveAll does not follow links.
+		if err := os.RemoveAll(dst); err != nil {
+			return err
+		}
+	}
+	tmp, err := s.tempName("link")
+	if err != nil {
+		return err
+	}
+	if err := os.Symlink(target, tmp); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return syncDir(filepath.Dir(dst))
+}
+
+// makeParents creates the directories of rel below by-path without following symlinks: a
+// symlink or file in the way is a stale link and is replaced by a directory.
+func (s *Store) makeParents(rel string) error {
+	dir := s.byPath
+	parts := strings.Split(rel, "/")
+	for _, p := range parts[:len(parts)-1] {
+		dir = filepath.Join(dir, p)
+		fi, err := os.Lstat(dir)
+		switch {
+		case err == nil && fi.IsDir():
+			continue
+		case err == nil:
+			if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		case !errors.Is(err, fs.ErrNotExist):
+			return err
+		}
+		if err := ensureDir(dir); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parentsAreDirs reports whether every parent of by-path/<rel> exists as a real directory. When
+// one does not, no link can exist at rel, and looking through a symlinked parent would leave
+// the root.
+func (s *Store) parentsAreDirs(rel string) (bool, error) {
+	dir := s.byPath
+	parts := strings.Split(rel, "/")
+	for _, p := range parts[:len(parts)-1] {
+		dir = filepath.Join(dir, p)
+		fi, err := os.Lstat(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		if !fi.IsDir() {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// Unlink removes the link by-path/<rel>, then every parent directory left empty, up to but not
+// including by-path. A missing link is fine; a directory at rel is not a link and is left alone.
+func (s *Store) Unlink(rel string) error {
+	if err := checkRel(rel); err != nil {
+		return fmt.Errorf("unlink: %w", err)
+	}
+	ok, err := s.parentsAreDirs(rel)
+	if err != nil || !ok {
+		if err != nil {
+			return fmt.Errorf("unlink %s: %w", rel, err)
+		}
+		return nil
+	}
+	dst := filepath.Join(s.byPath, filepath.FromSlash(rel))
+	fi, err := os.Lstat(dst)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return fmt.Errorf("unlink %s: %w", rel, err)
+	case fi.IsDir():
+		return nil
+	default:
+		if err := os.Remove(dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("unlink %s: %w", rel, err)
+		}
+		// A concurrent Unlink of a sibling may already have pruned the parent.
+		if err := syncDir(filepath.Dir(dst)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("unlink %s: %w", rel, err)
+		}
+	}
+	// Prune even when the link was already gone: a crash may have come between the two steps.
+	for dir := filepath.Dir(dst); dir != s.byPath; dir = filepath.Dir(dir) {
+		err := syscall.Rmdir(dir)
+		if errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST) {
+			break
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("unlink %s: prune %s: %w", rel, dir, err)
+		}
+	}
+	return nil
+}
+
+// LinkTarget reads by-path/<rel>. ok reports whether a symlink is there; id is the document it
+// points to, or "" when its target is not by-id/<valid id> of this store (a foreign or broken
+// link, which Link would replace).
+func (s *Store) LinkTarget(rel string) (id string, ok bool, err error) {
+	if err := checkRel(rel); err != nil {
+		return "", false, fmt.Errorf("link target: %w", err)
+	}
+	parentsOK, err := s.parentsAreDirs(rel)
+	if err != nil {
+		return "", false, fmt.Errorf("link target %s: %w", rel, err)
+	}
+	if !parentsOK {
+		return "", false, nil
+	}
+	dst := filepath.Join(s.byPath, filepath.FromSlash(rel))
+	target, err := os.Readlink(dst)
+	if err != nil {
+		// EINVAL: something other than a symlink is there.
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.EINVAL) {
+			return "", false, nil
+		}
+		return "", false, fmt.Errorf("link target %s: %w", rel, err)
+	}
+	return s.targetID(filepath.Dir(dst), target), true, nil
+}
+
+// targetID returns the id that a link in linkDir with the given target points to, or "" when it
+// does not point to a by-id directory of this store. Absolute targets are accepted too.
+func (s *Store) targetID(linkDir, target string) string {
+	abs := filepath.Clean(target)
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(linkDir, target)
+	}
+	if filepath.Dir(abs) != s.byID {
+		return ""
+	}
+	id := filepath.Base(abs)
+	if !ValidID(id) {
+		return ""
+	}
+	return id
+}

@@ -1,0 +1,158 @@
+package metadata
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Names inside the metadata root.
+const (
+	byIDDir      = "by-id"
+	byPathDir    = "by-path"
+	tmpDirName   = ".tmp"
+	documentName = "document.json"
+)
+
+// Store is a metadata directory. Its methods touch only files below Root.
+type Store struct {
+	root   string
+	byID   string
+	byPath string
+}
+
+// Open returns the store rooted at root, creating root, by-id, by-path and the temp directory
+// as needed. The root is made absolute so later changes of the working directory do not matter.
+func Open(root string) (*Store, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("open metadata directory: %w", err)
+	}
+	s := &Store{root: abs, byID: filepath.Join(abs, byIDDir), byPath: filepath.Join(abs, byPathDir)}
+	for _, dir := range []string{s.byID, s.byPath, s.tmpDir()} {
+		if err := os.MkdirAll(dir, dirPerm); err != nil {
+			return nil, fmt.Errorf("open metadata directory: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// Root returns the absolute path of the metadata directory.
+func (s *Store) Root() string { return s.root }
+
+func (s *Store) tmpDir() string { return filepath.Join(s.root, tmpDirName) }
+
+// DocumentDir returns the path of by-id/<id>, or "" when id is not a valid id.
+func (s *Store) DocumentDir(id string) string {
+	if !ValidID(id) {
+		return ""
+	}
+	return filepath.Join(s.byID, id)
+}
+
+// WriteDocument writes by-id/<id>/document.json atomically, indented with 4 spaces as upstream
+// did. doc must be a JSON object; its formatting does not matter. It returns false, writing
+// nothing, when the file already holds the same bytes, so replays neither write nor touch mtimes.
+func (s *Store) WriteDocument(id string, doc []byte) (written bool, err error) {
+	if err := checkID(id); err != nil {
+		return false, fmt.Errorf("write document: %w", err)
+	}
+	data, err := indentObject(doc)
+	if err != nil {
+		return false, fmt.Errorf("write document %s: %w", id, err)
+	}
+	dir := filepath.Join(s.byID, id)
+	if err := ensureDir(dir); err != nil {
+		return false, fmt.Errorf("write document %s: %w", id, err)
+	}
+	written, err = s.writeAtomic(dir, documentName, data)
+	if err != nil {
+		return false, fmt.Errorf("write document %s: %w", id, err)
+	}
+	return written, nil
+}
+
+// indentObject returns doc re-indented with 4 spaces and a final newline. Compacting first
+// makes the output independent of the input's formatting.
+func indentObject(doc []byte) ([]byte, error) {
+	var c bytes.Buffer
+	if err := json.Compact(&c, doc); err != nil {
+		return nil, fmt.Errorf("invalid JSON: %w", err)
+	}
+	if c.Len() == 0 || c.Bytes()[0] != '{' {
+		return nil, errors.New("invalid JSON: want an object")
+	}
+	var out bytes.Buffer
+	out.Grow(c.Len() * 5 / 4)
+	if err := json.Indent(&out, c.Bytes(), "", "    "); err != nil {
+		return nil, fmt.Errorf("invalid JSON: %w", err)
+	}
+	out.WriteByte('\n')
+	return out.Bytes(), nil
+}
+
+// ReadDocument returns the bytes of by-id/<id>/document.json. A missing document gives an error
+// that matches fs.ErrNotExist.
+func (s *Store) ReadDocument(id string) ([]byte, error) {
+	if err := checkID(id); err != nil {
+		return nil, fmt.Errorf("read document: %w", err)
+	}
+	b, err := os.ReadFile(filepath.Join(s.byID, id, documentName))
+	if err != nil {
+		return nil, fmt.Errorf("read document %s: %w", id, err)
+	}
+	return b, nil
+}
+
+// RemoveDocument removes by-id/<id> with all module output in it. A missing directory is fine.
+func (s *Store) RemoveDocument(id string) error {
+	if err := checkID(id); err != nil {
+		return fmt.Errorf("remove document: %w", err)
+	}
+	// RemoveAll does not follow symlinks, so a planted link cannot lead outside the root.
+	if err := os.RemoveAll(filepath.Join(s.byID, id)); err != nil {
+		return fmt.Errorf("remove document %s: %w", id, err)
+	}
+	if err := syncDir(s.byID); err != nil {
+		return fmt.Errorf("remove document %s: %w", id, err)
+	}
+	return nil
+}
+
+// ModuleDir returns by-id/<id>/<module>, creating it and by-id/<id> if needed.
+func (s *Store) ModuleDir(id, module string) (string, error) {
+	if err := checkID(id); err != nil {
+		return "", fmt.Errorf("module dir: %w", err)
+	}
+	if err := checkModule(module); err != nil {
+		return "", fmt.Errorf("module dir: %w", err)
+	}
+	docDir := filepath.Join(s.byID, id)
+	dir := filepath.Join(docDir, module)
+	for _, d := range []string{docDir, dir} {
+		if err := ensureDir(d); err != nil {
+			return "", fmt.Errorf("module dir %s/%s: %w", id, module, err)
+		}
+	}
+	return dir, nil
+}
+
+// WriteModuleFile writes by-id/<id>/<module>/<name> (content.json, chunks.json, ...) with the
+// same atomic rules as WriteDocument, as given (no re-indent). An identical file is left alone.
+// name must be a single, non-hidden path element.
+func (s *Store) WriteModuleFile(id, module, name string, data []byte) error {
+	if err := checkFileName(name); err != nil {
+		return fmt.Errorf("write module file: %w", err)
+	}
+	dir, err := s.ModuleDir(id, module)
+	if err != nil {
+		return fmt.Errorf("write module file: %w", err)
+	}
+	if _, err := s.writeAtomic(dir, name, data); err != nil {
+		return fmt.Errorf("write module file %s/%s/%s: %w", id, module, name, err)
+	}
+	return nil
+}

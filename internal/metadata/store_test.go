@@ -1,0 +1,195 @@
+package metadata
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestOpenCreatesLayout(t *testing.T) {
+	t.Parallel()
+	s := openStore(t)
+	for _, dir := range []string{"by-id", "by-path"} {
+		fi, err := os.Stat(filepath.Join(s.Root(), dir))
+		if err != nil || !fi.IsDir() {
+			t.Errorf("%s: got %v, want a directory", dir, err)
+		}
+	}
+	if !filepath.IsAbs(s.Root()) {
+		t.Errorf("Root() = %q, want an absolute path", s.Root())
+	}
+	if _, err := Open(s.Root()); err != nil {
+		t.Errorf("reopen: %v", err)
+	}
+}
+
+func TestWriteDocumentAtomicAndIndented(t *testing.T) {
+	t.Parallel()
+	s := openStore(t)
+	const id = "0123456789abcdef"
+
+	written, err := s.WriteDocument(id, []byte(`{"id":"0123456789abcdef","paths":{"a.txt":1.5},"next":""}`))
+	if err != nil || !written {
+		t.Fatalf("WriteDocument: got (%v, %v), want (true, nil)", written, err)
+	}
+	want := "{\n    \"id\": \"0123456789abcdef\",\n    \"paths\": {\n        \"a.txt\": 1.5\n    },\n    \"next\": \"\"\n}\n"
+	got, err := s.ReadDocument(id)
+	if err != nil {
+		t.Fatalf("ReadDocument: %v", err)
+	}
+	if string(got) != want {
+		t.Errorf("document.json:\ngot  %q\nwant %q", got, want)
+	}
+	if names := tmpEntries(t, s); len(names) != 0 {
+		t.Errorf("temp files left: %v", names)
+	}
+	p := filepath.Join(s.DocumentDir(id), "document.json")
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if perm := fi.Mode().Perm(); perm != 0o644 {
+		t.Errorf("mode: got %v, want 0644", perm)
+	}
+	// Only the document is in its directory.
+	entries, _ := os.ReadDir(s.DocumentDir(id))
+	if len(entries) != 1 {
+		t.Errorf("document dir has %d entries, want 1", len(entries))
+	}
+}
+
+func TestWriteDocumentSkipsIdenticalBytes(t *testing.T) {
+	t.Parallel()
+	s := openStore(t)
+	const id = "abc"
+	mustWriteDocument(t, s, id, `{"id":"abc","size":1}`)
+	p := filepath.Join(s.DocumentDir(id), "document.json")
+	// Backdate the file: a rewrite would set mtime to now.
+	old := time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)
+	if err := os.Chtimes(p, old, old); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.Stat(p)
+
+	// Same content, other formatting: the bytes on disk would be identical.
+	written, err := s.WriteDocument(id, []byte("{ \"id\": \"abc\",\n \"size\": 1 }"))
+	if err != nil || written {
+		t.Fatalf("identical write: got (%v, %v), want (false, nil)", written, err)
+	}
+	after, _ := os.Stat(p)
+	if !after.ModTime().Equal(old) || !os.SameFile(before, after) {
+		t.Errorf("identical write touched the file: mtime %v, want %v", after.ModTime(), old)
+	}
+
+	written, err = s.WriteDocument(id, []byte(`{"id":"abc","size":2}`))
+	if err != nil || !written {
+		t.Fatalf("changed write: got (%v, %v), want (true, nil)", written, err)
+	}
+	got, _ := s.ReadDocument(id)
+	if !strings.Contains(string(got), `"size": 2`) {
+		t.Errorf("document not updated: %s", got)
+	}
+}
+
+func TestWriteDocumentRejectsBadJSON(t *testing.T) {
+	t.Parallel()
+	s := openStore(t)
+	for _, doc := range []string{``, `{`, `[1]`, `"x"`, `null`, `{"a":1} {"b":2}`} {
+		if _, err := s.WriteDocument("abc", []byte(doc)); err == nil {
+			t.Errorf("WriteDocument(%q): got nil error", doc)
+		}
+	}
+	if exists(filepath.Join(s.DocumentDir("abc"), "document.json")) {
+		t.Error("a document was written")
+	}
+}
+
+func TestReadDocumentMissing(t *testing.T) {
+	t.Parallel()
+	s := openStore(t)
+	if _, err := s.ReadDocument("nope"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("got %v, want fs.ErrNotExist", err)
+	}
+}
+
+func TestRemoveDocument(t *testing.T) {
+	t.Parallel()
+	s := openStore(t)
+	mustWriteDocument(t, s, "abc", `{"id":"abc"}`)
+	if err := s.WriteModuleFile("abc", "read", "content.json", []byte(`"hi"`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RemoveDocument("abc"); err != nil {
+		t.Fatalf("RemoveDocument: %v", err)
+	}
+	if exists(s.DocumentDir("abc")) {
+		t.Error("document directory still exists")
+	}
+	if err := s.RemoveDocument("abc"); err != nil {
+		t.Errorf("RemoveDocument of a missing document: %v", err)
+	}
+}
+
+func TestModuleFiles(t *testing.T) {
+	t.Parallel()
+	s := openStore(t)
+	dir, err := s.ModuleDir("abc", "text-read_2")
+	if err != nil {
+		t.Fatalf("ModuleDir: %v", err)
+	}
+	if want := filepath.Join(s.Root(), "by-id", "abc", "text-read_2"); dir != want {
+		t.Errorf("ModuleDir: got %q, want %q", dir, want)
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		t.Fatalf("module dir not created: %v", err)
+	}
+
+	if err := s.WriteModuleFile("abc", "read", "content.json", []byte(`["a","b"]`)); err != nil {
+		t.Fatalf("WriteModuleFile: %v", err)
+	}
+	p := filepath.Join(s.DocumentDir("abc"), "read", "content.json")
+	old := time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)
+	if err := os.Chtimes(p, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WriteModuleFile("abc", "read", "content.json", []byte(`["a","b"]`)); err != nil {
+		t.Fatalf("WriteModuleFile again: %v", err)
+	}
+	if fi, _ := os.Stat(p); !fi.ModTime().Equal(old) {
+		t.Errorf("identical module file rewritten")
+	}
+	if err := s.WriteModuleFile("abc", "read", "content.json", []byte(`["c"]`)); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != `["c"]` {
+		t.Errorf("content.json: got %q, want %q", b, `["c"]`)
+	}
+	if names := tmpEntries(t, s); len(names) != 0 {
+		t.Errorf("temp files left: %v", names)
+	}
+}
+
+func TestCleanTemp(t *testing.T) {
+	t.Parallel()
+	s := openStore(t)
+	// What a crash between CreateTemp and rename leaves behind.
+	for _, name := range []string{"document.json.123", "link.0011223344556677"} {
+		if err := os.WriteFile(filepath.Join(s.tmpDir(), name), []byte("partial"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("../by-id/x", filepath.Join(s.tmpDir(), "link.aa")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CleanTemp(); err != nil {
+		t.Fatalf("CleanTemp: %v", err)
+	}
+	if names := tmpEntries(t, s); len(names) != 0 {
+		t.Errorf("temp files left: %v", names)
+	}
+	mustWriteDocument(t, s, "abc", `{"id":"abc"}`)
+}

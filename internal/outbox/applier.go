@@ -1,0 +1,190 @@
+// Package outbox applies committed catalog changes to the derived stores: the metadata
+// directory (document.json, by-path links, drive markers) and the search index. Each outbox key
+// is rendered from the catalog as it is when applied, so a replay after a crash writes the same
+// bytes (and WriteDocument skips identical ones): effects are idempotent. The metadata part and
+// the index part are tracked apart, so documents keep landing on disk while the index is down,
+// and the index catches up when it returns.
+package outbox
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/homeindex/homeindex/internal/catalog"
+	"github.com/homeindex/homeindex/internal/metadata"
+	"github.com/homeindex/homeindex/internal/search"
+)
+
+// MarkerUpdater re-evaluates one drive's status marker.
+type MarkerUpdater interface {
+	Update(ctx context.Context, drive string, present, changed bool) error
+}
+
+// Applier drains the outbox.
+type Applier struct {
+	cat     *catalog.Catalog
+	store   *metadata.Store
+	index   search.Index
+	markers MarkerUpdater
+	log     zerolog.Logger
+	wake    chan struct{}
+	// Batch is how many keys one round handles (one index write per round).
+	Batch int
+	// RetryInterval is how long Run waits before retrying failed parts.
+	RetryInterval time.Duration
+
+	mu   sync.Mutex
+	last Result
+}
+
+// New builds an Applier.
+func New(cat *catalog.Catalog, store *metadata.Store, index search.Index, markers MarkerUpdater, log zerolog.Logger) *Applier {
+	return &Applier{cat: cat, store: store, index: index, markers: markers, log: log,
+		wake: make(chan struct{}, 1), Batch: 1000, RetryInterval: 5 * time.Second}
+}
+
+// Result says what one drain did and what is left.
+type Result struct {
+	Applied      int   // keys fully applied
+	MetaFailed   int   // keys whose metadata part failed (retried later)
+	IndexPending int   // keys whose index part is still pending
+	IndexErr     error // why the index part stopped, if it did
+}
+
+// Wake asks Run to drain now.
+func (a *Applier) Wake() {
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Last returns the result of the latest drain.
+func (a *Applier) Last() Result {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.last
+}
+
+// Run drains on every Wake, and every RetryInterval while something failed, until ctx ends.
+func (a *Applier) Run(ctx context.Context) error {
+	var retry <-chan time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-a.wake:
+		case <-retry:
+		}
+		res, err := a.Drain(ctx)
+		if err != nil && ctx.Err() == nil {
+			a.log.Error().Err(err).Msg("outbox drain failed")
+		}
+		retry = nil
+		if err != nil || res.MetaFailed > 0 || res.IndexPending > 0 {
+			retry = time.After(a.RetryInterval)
+		}
+	}
+}
+
+// Drain applies every pending key once. Keys whose metadata or index part fails stay pending.
+func (a *Applier) Drain(ctx context.Context) (Result, error) {
+	var res Result
+	var after int64
+	indexOK := true
+	for {
+		entries, err := a.cat.PendingOutbox(ctx, after, a.Batch)
+		if err != nil {
+			return res, err
+		}
+		if len(entries) == 0 {
+			break
+		}
+		after = entries[len(entries)-1].Seq
+		if err := a.round(ctx, entries, &indexOK, &res); err != nil {
+			return res, err
+		}
+		if err := a.cat.OutboxDone(ctx, entries); err != nil {
+			return res, err
+		}
+		for _, e := range entries {
+			switch {
+			case !e.MetaDone:
+				res.MetaFailed++
+			case !e.IndexDone:
+				res.IndexPending++
+			default:
+				res.Applied++
+			}
+		}
+	}
+	a.mu.Lock()
+	a.last = res
+	a.mu.Unlock()
+	return res, nil
+}
+
+// round applies one page of entries, updating their done flags in place.
+func (a *Applier) round(ctx context.Context, entries []catalog.OutboxEntry, indexOK *bool, res *Result) error {
+	var upserts []json.RawMessage
+	var upsertAt, deleteAt []int
+	var deletes []string
+	for i := range entries {
+		e := &entries[i]
+		switch {
+		case strings.HasPrefix(e.Key, catalog.KeyDoc):
+			id := strings.TrimPrefix(e.Key, catalog.KeyDoc)
+			doc, state, err := a.cat.Document(ctx, id)
+			if err != nil {
+				return err
+			}
+			if !e.MetaDone {
+				e.MetaDone = a.applyDocMeta(id, doc, state)
+			}
+			if !e.IndexDone {
+				if state == catalog.DocLive {
+					b, err := json.Marshal(doc)
+					if err != nil {
+						return fmt.Errorf("outbox: render %s: %w", id, err)
+					}
+					upserts = append(upserts, b)
+					upsertAt = append(upsertAt, i)
+				} else {
+					deletes = append(deletes, id)
+					deleteAt = append(deleteAt, i)
+				}
+			}
+		case strings.HasPrefix(e.Key, catalog.KeyPath):
+			e.MetaDone = a.applyPath(ctx, strings.TrimPrefix(e.Key, catalog.KeyPath))
+			e.IndexDone = true
+		case strings.HasPrefix(e.Key, catalog.KeyDrive):
+			e.MetaDone = a.applyDrive(ctx, strings.TrimPrefix(e.Key, catalog.KeyDrive))
+			e.IndexDone = true
+		default:
+			a.log.Error().Str("key", e.Key).Msg("unknown outbox key dropped")
+			e.MetaDone, e.IndexDone = true, true
+		}
+	}
+	if !*indexOK || (len(upserts) == 0 && len(deletes) == 0) {
+		return nil
+	}
+	if err := a.writeIndex(ctx, upserts, deletes); err != nil {
+		*indexOK = false
+		res.IndexErr = err
+		a.log.Warn().Err(err).Int("documents", len(upserts)+len(deletes)).Msg("search index not updated; will retry")
+		return nil
+	}
+	for _, i := range upsertAt {
+		entries[i].IndexDone = true
+	}
+	for _, i := range deleteAt {
+		entries[i].IndexDone = true
+	}
+	return nil
+}

@@ -1,0 +1,63 @@
+package outbox
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/homeindex/homeindex/internal/catalog"
+	"github.com/homeindex/homeindex/protocol"
+)
+
+// applyDocMeta writes or removes by-id/<id>. A retired document's directory is left as it is.
+func (a *Applier) applyDocMeta(id string, doc protocol.Document, state catalog.DocState) bool {
+	switch state {
+	case catalog.DocLive:
+		b, err := json.MarshalIndent(doc, "", "    ")
+		if err == nil {
+			_, err = a.store.WriteDocument(id, b)
+		}
+		if err != nil {
+			a.log.Warn().Str("id", id).Err(err).Msg("document.json not written; will retry")
+			return false
+		}
+	case catalog.DocMissing:
+		if err := a.store.RemoveDocument(id); err != nil {
+			a.log.Warn().Str("id", id).Err(err).Msg("metadata directory not removed; will retry")
+			return false
+		}
+	}
+	return true
+}
+
+// applyPath points by-path/<rel> at the path's document, or removes it.
+func (a *Applier) applyPath(ctx context.Context, rel string) bool {
+	id, ok, err := a.cat.FileDoc(ctx, rel)
+	if err == nil {
+		if ok {
+			err = a.store.Link(rel, id)
+		} else {
+			err = a.store.Unlink(rel)
+		}
+	}
+	if err != nil {
+		a.log.Warn().Str("path", rel).Err(err).Msg("by-path link not updated; will retry")
+		return false
+	}
+	return true
+}
+
+// applyDrive re-evaluates a drive's marker.
+func (a *Applier) applyDrive(ctx context.Context, drive string) bool {
+	if a.markers == nil {
+		return true
+	}
+	present, err := a.cat.Drives(ctx)
+	if err == nil {
+		err = a.markers.Update(ctx, drive, present[drive], false)
+	}
+	if err != nil {
+		a.log.Warn().Str("drive", drive).Err(err).Msg("drive marker not updated; will retry")
+		return false
+	}
+	return true
+}

@@ -1,0 +1,74 @@
+package scanner
+
+import (
+	"context"
+	"runtime"
+	"sync"
+)
+
+// Hasher hashes many files with bounded parallelism.
+type Hasher struct {
+	// Workers is the number of files hashed at once; zero means max(2, runtime.NumCPU()).
+	Workers int
+}
+
+// HashJob is one file to hash. Ref is passed back untouched in its HashResult.
+type HashJob struct {
+	Path string
+	Ref  any
+}
+
+// HashResult is the outcome of one HashJob: what HashFile returned for Job.Path.
+type HashResult struct {
+	Job  HashJob
+	ID   string
+	Stat FileStat
+	Err  error
+}
+
+// Run hashes every job received from jobs until jobs is closed or ctx is done, sending one
+// result per job to out in completion order, and closes out when its workers have returned.
+//
+// When ctx is done, Run stops taking jobs, abandons the files being hashed (within one read
+// buffer) and drops their results; jobs not yet received are left in the channel, so a
+// producer must select on ctx too.
+func (h Hasher) Run(ctx context.Context, jobs <-chan HashJob, out chan<- HashResult) {
+	defer close(out)
+	n := h.Workers
+	if n <= 0 {
+		n = max(2, runtime.NumCPU())
+	}
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() { hashWorker(ctx, jobs, out) })
+	}
+	wg.Wait()
+}
+
+func hashWorker(ctx context.Context, jobs <-chan HashJob, out chan<- HashResult) {
+	for {
+		// Checked first: select picks at random when a job and cancellation are both ready.
+		if ctx.Err() != nil {
+			return
+		}
+		var job HashJob
+		select {
+		case <-ctx.Done():
+			return
+		case j, ok := <-jobs:
+			if !ok {
+				return
+			}
+			job = j
+		}
+		id, st, err := hashFile(ctx, job.Path)
+		if ctx.Err() != nil {
+			return
+		}
+		select {
+		case out <- HashResult{Job: job, ID: id, Stat: st, Err: err}:
+		case <-ctx.Done():
+			return
+		}
+	}
+}

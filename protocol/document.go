@@ -1,0 +1,236 @@
+// Package protocol holds what the daemon and module processes must agree on: the document shape,
+// Redis key names and message structs. It imports nothing of ours (a leaf, like River's rivertype).
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// CurrentVersion is the document schema version (upstream migrations.CURRENT_VERSION).
+const CurrentVersion = 1
+
+// PathEntry is one path of a document: its path relative to INDEX_DIRECTORY and its mtime
+// truncated to 4 decimals.
+type PathEntry struct {
+	Path  string
+	Mtime float64
+}
+
+// Paths is the `paths` object {relpath: mtime}. It is a slice because order matters on the
+// wire: modules open the first key, so the daemon puts an available path first. JSON
+// (un)marshalling keeps the slice order.
+type Paths []PathEntry
+
+// MarshalJSON writes the paths as a JSON object in slice order.
+func (p Paths) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, e := range p {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, err := json.Marshal(e.Path)
+		if err != nil {
+			return nil, err
+		}
+		v, err := json.Marshal(e.Mtime)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// UnmarshalJSON reads a JSON object keeping key order.
+func (p *Paths) UnmarshalJSON(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if tok == nil {
+		*p = nil
+		return nil
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return errors.New("paths: want a JSON object")
+	}
+	out := Paths{}
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		k, _ := kt.(string)
+		var n json.Number
+		if err := dec.Decode(&n); err != nil {
+			return fmt.Errorf("paths[%q]: %w", k, err)
+		}
+		f, err := n.Float64()
+		if err != nil {
+			return fmt.Errorf("paths[%q]: %w", k, err)
+		}
+		out = append(out, PathEntry{Path: k, Mtime: f})
+	}
+	if _, err := dec.Token(); err != nil {
+		return err
+	}
+	*p = out
+	return nil
+}
+
+// Core field names. They belong to the daemon and are never taken from module output.
+const (
+	FieldID              = "id"
+	FieldPaths           = "paths"
+	FieldMtime           = "mtime"
+	FieldSize            = "size"
+	FieldType            = "type"
+	FieldNext            = "next"
+	FieldPathsList       = "paths_list"
+	FieldCopies          = "copies"
+	FieldVersion         = "version"
+	FieldHasArchivePaths = "has_archive_paths"
+	FieldOffline         = "offline"
+	FieldUID             = "uid"
+)
+
+// coreFields lists the core fields in the order upstream writes them. Job fields added to queue
+// items (see item.go) are core too.
+var coreFields = []string{FieldID, FieldPaths, FieldMtime, FieldSize, FieldType, FieldNext,
+	FieldPathsList, FieldCopies, FieldVersion, FieldHasArchivePaths, FieldOffline, FieldUID}
+
+// IsCoreField reports whether a top-level key is owned by the daemon. The comparison is exact:
+// JSON keys are case-sensitive, so "ID" is an ordinary module field (the merger may still
+// reject it as ambiguous).
+func IsCoreField(k string) bool {
+	for _, c := range coreFields {
+		if c == k {
+			return true
+		}
+	}
+	return strings.HasPrefix(k, JobFieldPrefix)
+}
+
+// Document is one metadata document: the core fields plus every field modules added.
+type Document struct {
+	ID              string
+	Paths           Paths
+	Mtime           float64
+	Size            int64
+	Type            string
+	Next            string
+	PathsList       []string
+	Copies          int
+	Version         int
+	HasArchivePaths bool
+	Offline         bool
+	// Fields holds the module-owned top-level fields, raw. Never a core field.
+	Fields map[string]json.RawMessage
+}
+
+// MarshalJSON writes core fields in upstream order, then module fields sorted by key.
+func (d Document) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	w := func(k string, v any) error {
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		b.Write(kb)
+		b.WriteByte(':')
+		switch vv := v.(type) {
+		case json.RawMessage:
+			b.Write(vv)
+			return nil
+		}
+		vb, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("%s: %w", k, err)
+		}
+		b.Write(vb)
+		return nil
+	}
+	b.WriteByte('{')
+	paths := d.Paths
+	if paths == nil {
+		paths = Paths{}
+	}
+	list := d.PathsList
+	if list == nil {
+		list = []string{}
+	}
+	for _, kv := range []struct {
+		k string
+		v any
+	}{{FieldID, d.ID}, {FieldPaths, paths}, {FieldMtime, d.Mtime}, {FieldSize, d.Size},
+		{FieldType, d.Type}, {FieldNext, d.Next}, {FieldPathsList, list}, {FieldCopies, d.Copies},
+		{FieldVersion, d.Version}, {FieldHasArchivePaths, d.HasArchivePaths}, {FieldOffline, d.Offline}} {
+		if err := w(kv.k, kv.v); err != nil {
+			return nil, err
+		}
+	}
+	keys := make([]string, 0, len(d.Fields))
+	for k := range d.Fields {
+		if !IsCoreField(k) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if err := w(k, d.Fields[k]); err != nil {
+			return nil, err
+		}
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// UnmarshalJSON reads a document. Unknown top-level keys go to Fields; `uid` and job fields are
+// dropped (they belong to queue items, not documents).
+func (d *Document) UnmarshalJSON(data []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	if raw == nil {
+		return errors.New("document: want a JSON object")
+	}
+	*d = Document{}
+	type field struct {
+		k   string
+		dst any
+	}
+	for _, f := range []field{{FieldID, &d.ID}, {FieldPaths, &d.Paths}, {FieldMtime, &d.Mtime},
+		{FieldSize, &d.Size}, {FieldType, &d.Type}, {FieldNext, &d.Next},
+		{FieldPathsList, &d.PathsList}, {FieldCopies, &d.Copies}, {FieldVersion, &d.Version},
+		{FieldHasArchivePaths, &d.HasArchivePaths}, {FieldOffline, &d.Offline}} {
+		v, ok := raw[f.k]
+		if !ok || string(v) == "null" {
+			continue
+		}
+		if err := json.Unmarshal(v, f.dst); err != nil {
+			return fmt.Errorf("document field %q: %w", f.k, err)
+		}
+	}
+	for k, v := range raw {
+		if IsCoreField(k) {
+			continue
+		}
+		if d.Fields == nil {
+			d.Fields = map[string]json.RawMessage{}
+		}
+		d.Fields[k] = v
+	}
+	return nil
+}
