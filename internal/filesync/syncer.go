@@ -87,7 +87,7 @@ func (s *Syncer) Sync(ctx context.Context) (Stats, error) {
 type syncRun struct {
 	s             *Syncer
 	st            *Stats
-	mu            sync.Mutex // guards seen and st.Errors between the walker and the recorder
+	mu            sync.Mutex              // guards seen and st.Errors between the walker and the recorder
 	files         map[string]catalog.File // catalog snapshot at start
 	present       map[string]bool
 	newDrives     map[string]bool // drives that became present or known in this sync

@@ -38,9 +38,14 @@ type Applier struct {
 	Batch int
 	// RetryInterval is how long Run waits before retrying failed parts.
 	RetryInterval time.Duration
+	// Configure, when set, applies index settings; it runs before the first index write and
+	// again after a failure, so a search backend that was down at start is set up on return.
+	Configure  func(ctx context.Context) error
+	configured bool
 
-	mu   sync.Mutex
-	last Result
+	drainMu sync.Mutex // one drain at a time
+	mu      sync.Mutex
+	last    Result
 }
 
 // New builds an Applier.
@@ -95,6 +100,8 @@ func (a *Applier) Run(ctx context.Context) error {
 
 // Drain applies every pending key once. Keys whose metadata or index part fails stay pending.
 func (a *Applier) Drain(ctx context.Context) (Result, error) {
+	a.drainMu.Lock()
+	defer a.drainMu.Unlock()
 	var res Result
 	var after int64
 	indexOK := true
@@ -174,7 +181,11 @@ func (a *Applier) round(ctx context.Context, entries []catalog.OutboxEntry, inde
 	if !*indexOK || (len(upserts) == 0 && len(deletes) == 0) {
 		return nil
 	}
-	if err := a.writeIndex(ctx, upserts, deletes); err != nil {
+	err := a.configure(ctx)
+	if err == nil {
+		err = a.writeIndex(ctx, upserts, deletes)
+	}
+	if err != nil {
 		*indexOK = false
 		res.IndexErr = err
 		a.log.Warn().Err(err).Int("documents", len(upserts)+len(deletes)).Msg("search index not updated; will retry")
@@ -186,5 +197,16 @@ func (a *Applier) round(ctx context.Context, entries []catalog.OutboxEntry, inde
 	for _, i := range deleteAt {
 		entries[i].IndexDone = true
 	}
+	return nil
+}
+
+func (a *Applier) configure(ctx context.Context) error {
+	if a.configured || a.Configure == nil {
+		return nil
+	}
+	if err := a.Configure(ctx); err != nil {
+		return err
+	}
+	a.configured = true
 	return nil
 }

@@ -12,7 +12,7 @@ import (
 func (a *Applier) applyDocMeta(id string, doc protocol.Document, state catalog.DocState) bool {
 	switch state {
 	case catalog.DocLive:
-		b, err := json.MarshalIndent(doc, "", "    ")
+		b, err := RenderDocument(doc)
 		if err == nil {
 			_, err = a.store.WriteDocument(id, b)
 		}
@@ -60,4 +60,13 @@ func (a *Applier) applyDrive(ctx context.Context, drive string) bool {
 		return false
 	}
 	return true
+}
+
+// RenderDocument is document.json's bytes: indented by 4 spaces like upstream.
+func RenderDocument(doc protocol.Document) ([]byte, error) {
+	b, err := json.MarshalIndent(doc, "", "    ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
 }

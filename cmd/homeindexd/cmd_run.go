@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+
+	"fmt"
+	"github.com/homeindex/homeindex/internal/app"
+	"sync"
+	"time"
+
+	"github.com/homeindex/homeindex/internal/httpapi"
+	"github.com/homeindex/homeindex/internal/logging"
+	"github.com/homeindex/homeindex/internal/scheduler"
+)
+
+// shutdownTimeout bounds how long a stop waits for the HTTP server.
+const shutdownTimeout = 10 * time.Second
+
+func cmdRun(ctx context.Context, e env, args []string) error {
+	fs := newFlags(e, "run", "run\n\nStart-up sync, then a sync on every CRON_EXPRESSION tick; SIGTERM or SIGINT stop it cleanly.")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError{"run: unexpected arguments"}
+	}
+	cfg, log, err := loadConfig(e)
+	if err != nil {
+		return err
+	}
+	log.Info().Str("version", version).Str("index_directory", cfg.IndexDirectory).
+		Str("metadata_directory", cfg.MetadataDirectory).Str("archive_directory", cfg.ArchiveDirectory).
+		Str("state_directory", cfg.StateDirectory).Str("cron", cfg.CronExpression).
+		Str("search", cfg.Meilisearch.String()).Strs("modules", cfg.ModuleNames()).Msg("starting homeindexd")
+	a, err := app.Open(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	if err := a.ImportLegacy(ctx); err != nil {
+		return err
+	}
+
+	var srv *httpapi.Server
+	if cfg.HTTPAddr != "" {
+		srv, err = httpapi.New(cfg.HTTPAddr, []httpapi.Check{{Name: "catalog", Fn: a.Catalog.Ping}})
+		if err != nil {
+			return fmt.Errorf("http: %w", err)
+		}
+		log.Info().Str("addr", srv.Addr()).Msg("http listening")
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sched := scheduler.New(cfg.Schedule, func(ctx context.Context, reason string) error {
+		_, err := a.SyncOnce(ctx, reason)
+		return err
+	}, logging.Component(log, "scheduler"))
+
+	var wg sync.WaitGroup
+	errc := make(chan error, 4)
+	spawn := func(name string, fn func() error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := fn(); err != nil {
+				errc <- fmt.Errorf("%s: %w", name, err)
+			}
+		}()
+	}
+	spawn("scheduler", func() error { return sched.Run(ctx) })
+	spawn("outbox", func() error { return a.Outbox.Run(ctx) })
+	spawn("watcher", func() error {
+		return scheduler.Watch(ctx, sched, logging.Component(log, "watch"), cfg.IndexDirectory, cfg.ArchiveDirectory)
+	})
+	if srv != nil {
+		spawn("http", srv.Serve)
+	}
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+		log.Info().Msg("stopping")
+	case runErr = <-errc:
+		log.Error().Err(runErr).Msg("component failed; stopping")
+	}
+	cancel()
+	if srv != nil {
+		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+		_ = srv.Shutdown(sctx)
+		scancel()
+	}
+	wg.Wait()
+	log.Info().Msg("stopped")
+	return runErr
+}

@@ -1,0 +1,113 @@
+// Command homeindexd is the Home-Index core daemon: it scans files and archive drives, keeps
+// one metadata document per unique content, and keeps a search index current. See README.md.
+//
+// This package only wires: configuration, logger, components, exit codes. The logic lives in
+// internal/.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/homeindex/homeindex/internal/config"
+)
+
+// Exit codes.
+const (
+	exitOK     = 0
+	exitFail   = 1
+	exitConfig = 2 // bad configuration or usage
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// env is what every subcommand gets.
+type env struct {
+	getenv func(string) string
+	stdout io.Writer
+	stderr io.Writer
+}
+
+type command struct {
+	name, summary string
+	run           func(ctx context.Context, e env, args []string) error
+}
+
+var commands []command
+
+func init() {
+	commands = []command{
+		{"run", "start-up sync, then a sync on every cron tick (default)", cmdRun},
+		{"sync", "run one sync, print its counts and exit", cmdSync},
+		{"search", "search the index: search [--filter F] [--sort S] [--limit N] [--json] [QUERY]", cmdSearch},
+		{"version", "print the version", cmdVersion},
+	}
+}
+
+// usageError is a command-line mistake: exit 2.
+type usageError struct{ msg string }
+
+func (u usageError) Error() string { return u.msg }
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	e := env{getenv: getenv, stdout: stdout, stderr: stderr}
+	name := "run"
+	if len(args) > 0 {
+		switch args[0] {
+		case "-h", "--help", "help":
+			usage(stdout)
+			return exitOK
+		}
+		name, args = args[0], args[1:]
+	}
+	for _, c := range commands {
+		if c.name != name {
+			continue
+		}
+		err := c.run(ctx, e, args)
+		return exitCode(err, stderr)
+	}
+	fmt.Fprintf(stderr, "homeindexd: unknown command %q\n\n", name)
+	usage(stderr)
+	return exitConfig
+}
+
+// exitCode maps an error to its message and exit code; the only place that does.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil || errors.Is(err, errHelp) {
+		return exitOK
+	}
+	var ce *config.Error
+	var ue usageError
+	switch {
+	case errors.As(err, &ce):
+		fmt.Fprintln(stderr, "homeindexd: invalid configuration:")
+		for _, p := range ce.Problems {
+			fmt.Fprintln(stderr, "  - "+p)
+		}
+		return exitConfig
+	case errors.As(err, &ue):
+		fmt.Fprintln(stderr, "homeindexd: "+ue.msg)
+		return exitConfig
+	}
+	fmt.Fprintln(stderr, "homeindexd: "+err.Error())
+	return exitFail
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: homeindexd [command] [flags]\n\ncommands:")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nConfiguration comes from the environment; see README.md. `homeindexd COMMAND --help` for flags.")
+}

@@ -1,0 +1,158 @@
+// Package app wires the daemon's components (catalog, metadata directory, search index, sync,
+// outbox) so that the command and the tests build the same thing.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/homeindex/homeindex/internal/catalog"
+	"github.com/homeindex/homeindex/internal/config"
+	"github.com/homeindex/homeindex/internal/drives"
+	"github.com/homeindex/homeindex/internal/filesync"
+	"github.com/homeindex/homeindex/internal/logging"
+	"github.com/homeindex/homeindex/internal/metadata"
+	"github.com/homeindex/homeindex/internal/outbox"
+	"github.com/homeindex/homeindex/internal/search"
+)
+
+// Files in STATE_DIRECTORY.
+const (
+	catalogFile     = "catalog.db"
+	searchIndexFile = "search.db"
+)
+
+// App holds the daemon's open components.
+type App struct {
+	Config  *config.Config
+	Log     zerolog.Logger
+	Catalog *catalog.Catalog
+	Store   *metadata.Store
+	Index   search.Index
+	Markers *filesync.Markers
+	Syncer  *filesync.Syncer
+	Outbox  *outbox.Applier
+}
+
+// Open opens the catalog, metadata directory and search index and wires the sync path.
+func Open(ctx context.Context, cfg *config.Config, log zerolog.Logger) (*App, error) {
+	if err := os.MkdirAll(cfg.StateDirectory, 0o755); err != nil {
+		return nil, fmt.Errorf("state directory: %w", err)
+	}
+	cat, err := catalog.Open(filepath.Join(cfg.StateDirectory, catalogFile))
+	if err != nil {
+		return nil, err
+	}
+	a := &App{Config: cfg, Log: log, Catalog: cat}
+	if a.Store, err = metadata.Open(cfg.MetadataDirectory); err != nil {
+		a.Close()
+		return nil, err
+	}
+	if err := a.Store.CleanTemp(); err != nil {
+		log.Warn().Err(err).Msg("stale temporary files not removed")
+	}
+	if a.Index, err = OpenIndex(ctx, cfg); err != nil {
+		a.Close()
+		return nil, err
+	}
+	archive := drives.New(cfg.ArchiveDirectory)
+	a.Markers = filesync.NewMarkers(cat, archive, logging.Component(log, "drives"))
+	a.Syncer = filesync.New(filesync.Config{
+		Root:        cfg.IndexDirectory,
+		ArchiveRel:  cfg.ArchiveRel,
+		SkipRel:     []string{cfg.MetadataRel, cfg.StateRel},
+		HashWorkers: cfg.Pipeline.HashWorkers,
+		FirstModule: func() string { return firstModule(cfg) },
+	}, cat, archive, a.Markers, logging.Component(log, "sync"))
+	a.Outbox = outbox.New(cat, a.Store, a.Index, a.Markers, logging.Component(log, "outbox"))
+	a.Outbox.Configure = func(ctx context.Context) error { return ConfigureIndex(ctx, a.Index, cfg) }
+	return a, nil
+}
+
+func firstModule(cfg *config.Config) string {
+	if len(cfg.Modules) == 0 {
+		return ""
+	}
+	return cfg.Modules[0].Name
+}
+
+// OpenIndex opens the embedded index, or Meilisearch when MEILISEARCH_HOST is set.
+func OpenIndex(ctx context.Context, cfg *config.Config) (search.Index, error) {
+	if cfg.Meilisearch.Host == "" {
+		return search.OpenEmbedded(filepath.Join(cfg.StateDirectory, searchIndexFile))
+	}
+	return search.OpenMeilisearch(ctx, search.MeiliConfig{
+		Host:        cfg.Meilisearch.Host,
+		APIKey:      cfg.Meilisearch.APIKey,
+		FilesIndex:  cfg.Meilisearch.IndexName,
+		ChunksIndex: cfg.Meilisearch.ChunkIndexName,
+		Timeout:     30 * time.Second,
+	})
+}
+
+// Core index attributes (issue: filterable id, next, type, size, mtime, copies, paths_list,
+// has_archive_paths, offline; sortable mtime, size, copies), plus each module's own.
+var (
+	coreFilterable = []string{"id", "next", "type", "size", "mtime", "copies", "paths_list", "has_archive_paths", "offline"}
+	coreSortable   = []string{"mtime", "size", "copies"}
+)
+
+func indexSettings(cfg *config.Config) search.Settings {
+	s := search.Settings{Filterable: append([]string{}, coreFilterable...), Sortable: append([]string{}, coreSortable...)}
+	for _, m := range cfg.Modules {
+		s.Filterable = append(s.Filterable, m.FilterableAttributes...)
+		s.Sortable = append(s.Sortable, m.SortableAttributes...)
+	}
+	return s
+}
+
+// ConfigureIndex applies the files and chunks index settings.
+func ConfigureIndex(ctx context.Context, idx search.Index, cfg *config.Config) error {
+	if err := idx.Files().Configure(ctx, indexSettings(cfg)); err != nil {
+		return fmt.Errorf("configure files index: %w", err)
+	}
+	if err := idx.Chunks().Configure(ctx, search.Settings{Filterable: []string{"file_id", "module"}, Sortable: []string{"index"}}); err != nil {
+		return fmt.Errorf("configure chunks index: %w", err)
+	}
+	return nil
+}
+
+// ImportLegacy imports an upstream metadata directory into an empty catalog.
+func (a *App) ImportLegacy(ctx context.Context) error {
+	_, err := filesync.ImportLegacy(ctx, a.Catalog, a.Store, a.Config.ArchiveRel, logging.Component(a.Log, "import"))
+	return err
+}
+
+// SyncOnce runs one sync and logs its summary line, then wakes the outbox.
+func (a *App) SyncOnce(ctx context.Context, reason string) (filesync.Stats, error) {
+	a.Log.Info().Str("reason", reason).Msg("start file sync")
+	st, err := a.Syncer.Sync(ctx)
+	a.Outbox.Wake()
+	ev := a.Log.Info()
+	if err != nil {
+		ev = a.Log.Error().Err(err)
+	}
+	ev.Str("reason", reason).Dur("duration", st.Duration).Int("walked", st.Walked).Int("hashed", st.Hashed).
+		Int("unchanged", st.Unchanged).Int("added", st.Added).Int("modified", st.Modified).Int("deleted", st.Deleted).
+		Int("kept_offline", st.KeptOffline).Int("new_documents", st.NewDocs).Int("deleted_documents", st.DeletedDocs).
+		Int("errors", st.Errors).Msg("completed file sync")
+	return st, err
+}
+
+// Close closes the index and the catalog.
+func (a *App) Close() error {
+	var errs []error
+	if a.Index != nil {
+		errs = append(errs, a.Index.Close())
+	}
+	if a.Catalog != nil {
+		errs = append(errs, a.Catalog.Close())
+	}
+	return errors.Join(errs...)
+}

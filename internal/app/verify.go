@@ -1,0 +1,102 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/homeindex/homeindex/internal/catalog"
+	"github.com/homeindex/homeindex/internal/outbox"
+)
+
+// Verify compares the catalog with the metadata directory and the search index and returns
+// every disagreement (empty when they agree exactly): each live document has a document.json
+// equal to its rendering and is in the index; each retired one has a directory and is not in
+// the index; no other by-id directory or index entry exists; each path has a by-path link to
+// its document and no other link exists. Run it when the outbox is drained.
+func (a *App) Verify(ctx context.Context) ([]string, error) {
+	var problems []string
+	addf := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+
+	docs := map[string]bool{} // id → retired
+	if err := a.Catalog.DocumentIDs(ctx, func(id string, retired bool) error {
+		docs[id] = retired
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	onDisk := map[string]bool{}
+	if err := a.Store.DocumentIDs(func(id string) error { onDisk[id] = true; return nil }); err != nil {
+		return nil, err
+	}
+	indexed := map[string]bool{}
+	if err := a.Index.Files().IDs(ctx, func(id string) error { indexed[id] = true; return nil }); err != nil {
+		return nil, err
+	}
+	for id, retired := range docs {
+		if !onDisk[id] {
+			addf("document %s: no document.json", id)
+		}
+		if retired {
+			if indexed[id] {
+				addf("retired document %s is in the index", id)
+			}
+			continue
+		}
+		if !indexed[id] {
+			addf("document %s is not in the index", id)
+		}
+		if err := a.verifyDocumentJSON(ctx, id); err != nil {
+			addf("document %s: %v", id, err)
+		}
+	}
+	for id := range onDisk {
+		if _, ok := docs[id]; !ok {
+			addf("by-id/%s has no catalog document", id)
+		}
+	}
+	for id := range indexed {
+		if r, ok := docs[id]; !ok || r {
+			addf("index entry %s has no live catalog document", id)
+		}
+	}
+	files := map[string]string{}
+	if err := a.Catalog.Files(ctx, func(f catalog.File) error { files[f.Path] = f.DocID; return nil }); err != nil {
+		return nil, err
+	}
+	links := map[string]string{}
+	if err := a.Store.Links(func(rel, id string) error { links[rel] = id; return nil }); err != nil {
+		return nil, err
+	}
+	for p, id := range files {
+		if links[p] != id {
+			addf("by-path/%s: want link to %s, have %q", p, id, links[p])
+		}
+	}
+	for p := range links {
+		if _, ok := files[p]; !ok {
+			addf("by-path/%s: no catalog path", p)
+		}
+	}
+	sort.Strings(problems)
+	return problems, nil
+}
+
+func (a *App) verifyDocumentJSON(ctx context.Context, id string) error {
+	doc, _, err := a.Catalog.Document(ctx, id)
+	if err != nil {
+		return err
+	}
+	want, err := outbox.RenderDocument(doc)
+	if err != nil {
+		return err
+	}
+	have, err := a.Store.ReadDocument(id)
+	if err != nil {
+		return err
+	}
+	if string(have) != string(want) {
+		return fmt.Errorf("document.json differs from the catalog")
+	}
+	return nil
+}
