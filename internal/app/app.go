@@ -62,6 +62,9 @@ func Open(ctx context.Context, cfg *config.Config, log zerolog.Logger) (*App, er
 		return nil, err
 	}
 	archive := drives.New(cfg.ArchiveDirectory)
+	if err := archive.CleanTemp(); err != nil {
+		log.Warn().Err(err).Msg("stale marker temporary files not removed")
+	}
 	a.Markers = filesync.NewMarkers(cat, archive, logging.Component(log, "drives"))
 	a.Syncer = filesync.New(filesync.Config{
 		Root:        cfg.IndexDirectory,

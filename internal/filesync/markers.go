@@ -95,9 +95,9 @@ func (m *Markers) Update(ctx context.Context, drive string, present, changed boo
 	if !present {
 		return nil // an absent drive's marker stays as it was
 	}
-	want := drives.State("ready")
+	want := drives.Ready
 	if st.Pending {
-		want = drives.State("pending")
+		want = drives.Pending
 	}
 	if ok && cur == want && !changed {
 		return nil

@@ -8,5 +8,6 @@
 // Every write is atomic (temp file, fsync, rename, fsync of the directory) and skipped when the
 // bytes on disk are already identical, so replaying a write changes nothing. Every method that
 // takes an id, a module name or a relative path validates it first, so nothing is ever written
-// outside the root. A Store is safe for concurrent use on different ids and paths.
+// outside the root. A Store is safe for concurrent use; concurrent writes to the same id or path
+// end with one of them in place.
 package metadata

@@ -10,9 +10,6 @@ import (
 	"syscall"
 )
 
-// linkAttempts bounds Link's retries when a concurrent Unlink prunes a parent it just created.
-const linkAttempts = 3
-
 // linkTarget returns the relative target of by-path/<rel>: one ".." per directory between the
 // link and the root, so the tree still resolves after the whole directory moves.
 func linkTarget(rel, id string) string {
@@ -31,11 +28,9 @@ func (s *Store) Link(rel, id string) error {
 	if err := checkID(id); err != nil {
 		return fmt.Errorf("link %s: %w", rel, err)
 	}
-	var err error
-	for range linkAttempts {
-		if err = s.link(rel, id); !errors.Is(err, fs.ErrNotExist) {
-			break
-		}
+	dir, err := s.link(rel, id)
+	if err == nil && dir != "" {
+		err = syncDir(dir)
 	}
 	if err != nil {
 		return fmt.Errorf("link %s: %w", rel, err)
@@ -43,9 +38,13 @@ func (s *Store) Link(rel, id string) error {
 	return nil
 }
 
-func (s *Store) link(rel, id string) error {
+// link places the link under the tree lock and returns the directory to fsync, or "" when the
+// link was already in place.
+func (s *Store) link(rel, id string) (string, error) {
+	s.treeMu.Lock()
+	defer s.treeMu.Unlock()
 	if err := s.makeParents(rel); err != nil {
-		return err
+		return "", err
 	}
 	dst := filepath.Join(s.byPath, filepath.FromSlash(rel))
 	target := linkTarget(rel, id)
@@ -53,29 +52,29 @@ func (s *Store) link(rel, id string) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return err
+		return "", err
 	case fi.Mode()&fs.ModeSymlink != 0:
 		if cur, err := os.Readlink(dst); err == nil && cur == target {
-			return nil
+			return "", nil
 		}
 	case fi.IsDir():
 		// Only links and directories live in by-path, and RemoveAll does not follow links.
 		if err := os.RemoveAll(dst); err != nil {
-			return err
+			return "", err
 		}
 	}
 	tmp, err := s.tempName("link")
 	if err != nil {
-		return err
+		return "", err
 	}
 	if err := os.Symlink(target, tmp); err != nil {
-		return err
+		return "", err
 	}
 	if err := os.Rename(tmp, dst); err != nil {
 		_ = os.Remove(tmp)
-		return err
+		return "", err
 	}
-	return syncDir(filepath.Dir(dst))
+	return filepath.Dir(dst), nil
 }
 
 // makeParents creates the directories of rel below by-path without following symlinks: a
@@ -131,29 +130,42 @@ func (s *Store) Unlink(rel string) error {
 	if err := checkRel(rel); err != nil {
 		return fmt.Errorf("unlink: %w", err)
 	}
+	dir, err := s.unlink(rel)
+	if err == nil && dir != "" {
+		err = syncDir(dir)
+		if errors.Is(err, fs.ErrNotExist) { // pruned: its parent no longer lists the link either
+			err = nil
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("unlink %s: %w", rel, err)
+	}
+	return nil
+}
+
+// unlink removes the link and prunes under the tree lock, and returns the directory to fsync,
+// or "" when nothing was removed.
+func (s *Store) unlink(rel string) (string, error) {
+	s.treeMu.Lock()
+	defer s.treeMu.Unlock()
 	ok, err := s.parentsAreDirs(rel)
 	if err != nil || !ok {
-		if err != nil {
-			return fmt.Errorf("unlink %s: %w", rel, err)
-		}
-		return nil
+		return "", err
 	}
 	dst := filepath.Join(s.byPath, filepath.FromSlash(rel))
+	var synced string
 	fi, err := os.Lstat(dst)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return fmt.Errorf("unlink %s: %w", rel, err)
+		return "", err
 	case fi.IsDir():
-		return nil
+		return "", nil
 	default:
 		if err := os.Remove(dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("unlink %s: %w", rel, err)
+			return "", err
 		}
-		// A concurrent Unlink of a sibling may already have pruned the parent.
-		if err := syncDir(filepath.Dir(dst)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("unlink %s: %w", rel, err)
-		}
+		synced = filepath.Dir(dst)
 	}
 	// Prune even when the link was already gone: a crash may have come between the two steps.
 	for dir := filepath.Dir(dst); dir != s.byPath; dir = filepath.Dir(dir) {
@@ -162,10 +174,10 @@ func (s *Store) Unlink(rel string) error {
 			break
 		}
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("unlink %s: prune %s: %w", rel, dir, err)
+			return "", fmt.Errorf("prune %s: %w", dir, err)
 		}
 	}
-	return nil
+	return synced, nil
 }
 
 // LinkTarget reads by-path/<rel>. ok reports whether a symlink is there; id is the document it

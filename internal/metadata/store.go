@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 )
 
 // Names inside the metadata root.
@@ -22,6 +23,10 @@ type Store struct {
 	root   string
 	byID   string
 	byPath string
+
+	// treeMu orders changes to by-path's directories: without it an Unlink could prune a
+	// parent directory between a concurrent Link's mkdir and its rename.
+	treeMu sync.Mutex
 }
 
 // Open returns the store rooted at root, creating root, by-id, by-path and the temp directory

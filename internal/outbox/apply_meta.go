@@ -3,8 +3,10 @@ package outbox
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"github.com/homeindex/homeindex/internal/catalog"
+	"github.com/homeindex/homeindex/internal/metadata"
 	"github.com/homeindex/homeindex/protocol"
 )
 
@@ -17,13 +19,11 @@ func (a *Applier) applyDocMeta(id string, doc protocol.Document, state catalog.D
 			_, err = a.store.WriteDocument(id, b)
 		}
 		if err != nil {
-			a.log.Warn().Str("id", id).Err(err).Msg("document.json not written; will retry")
-			return false
+			return a.metaFailed(err, "document.json not written", "id", id)
 		}
 	case catalog.DocMissing:
 		if err := a.store.RemoveDocument(id); err != nil {
-			a.log.Warn().Str("id", id).Err(err).Msg("metadata directory not removed; will retry")
-			return false
+			return a.metaFailed(err, "metadata directory not removed", "id", id)
 		}
 	}
 	return true
@@ -40,8 +40,7 @@ func (a *Applier) applyPath(ctx context.Context, rel string) bool {
 		}
 	}
 	if err != nil {
-		a.log.Warn().Str("path", rel).Err(err).Msg("by-path link not updated; will retry")
-		return false
+		return a.metaFailed(err, "by-path link not updated", "path", rel)
 	}
 	return true
 }
@@ -69,4 +68,15 @@ func RenderDocument(doc protocol.Document) ([]byte, error) {
 		return nil, err
 	}
 	return append(b, '\n'), nil
+}
+
+// metaFailed logs a failed metadata write. It returns true (done, nothing to retry) for errors
+// that no retry can fix, such as an id or path the metadata directory refuses.
+func (a *Applier) metaFailed(err error, what, key, value string) bool {
+	if errors.Is(err, metadata.ErrInvalidID) || errors.Is(err, metadata.ErrInvalidPath) {
+		a.log.Error().Str(key, value).Err(err).Msg(what + "; not retried")
+		return true
+	}
+	a.log.Warn().Str(key, value).Err(err).Msg(what + "; will retry")
+	return false
 }

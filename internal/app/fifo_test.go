@@ -1,0 +1,5 @@
+package app
+
+import "syscall"
+
+func syscallMkfifo(path string) error { return syscall.Mkfifo(path, 0o644) }
