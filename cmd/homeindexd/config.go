@@ -24,9 +24,5 @@ func loadConfig(e env) (*config.Config, zerolog.Logger, error) {
 
 func isTTY(w any) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return ok && logging.IsTerminal(f)
 }
