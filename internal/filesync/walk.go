@@ -49,7 +49,7 @@ func (r *syncRun) walk(ctx context.Context) error {
 				r.st.Unchanged++
 				return nil
 			}
-			if ok && old.Legacy() && old.Size == e.Size && old.Mtime == scanner.TruncateMtime(e.MtimeNs) {
+			if ok && old.Legacy() && old.Size == e.Size && legacyMtimeMatches(old.Mtime, e.MtimeNs) {
 				confirmed = append(confirmed, change{e: e, id: old.DocID, keep: true})
 				return nil
 			}
@@ -202,4 +202,11 @@ func (r *syncRun) recordOne(ctx context.Context, t *catalog.Tx, c change) error 
 		r.st.RetiredDocs++
 	}
 	return t.Dirty(ctx, catalog.DocKey(old.DocID))
+}
+
+// legacyMtimeMatches compares a legacy document's stored mtime with a stat: upstream wrote
+// Python's truncated float (pre-refactor) or the raw st_mtime (HEAD), both a little off an exact
+// truncation for some values, so any of the three forms counts as unchanged.
+func legacyMtimeMatches(stored float64, ns int64) bool {
+	return stored == scanner.TruncateMtime(ns) || stored == scanner.UpstreamTruncateMtime(ns) || stored == scanner.UpstreamMtime(ns)
 }

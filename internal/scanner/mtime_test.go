@@ -43,3 +43,33 @@ func TestTruncateMtimeIsNearestFloatToExactFloor(t *testing.T) {
 		}
 	}
 }
+
+func TestUpstreamMtimeMatchesCPython(t *testing.T) {
+	// Rows from CPython 3.11: os.utime(p, ns=(ns, ns)); m = os.stat(p).st_mtime;
+	// math.floor(m*10000)/10000. The first two show float truncation landing below the exact
+	// floor, the next two above it.
+	tests := []struct {
+		ns                   int64
+		stMtime, pyTruncated float64
+		exact                float64
+	}{
+		{1529891364_554700000, 1529891364.5547, 1529891364.5546, 1529891364.5547},
+		{1505233335_360000000, 1505233335.36, 1505233335.3599, 1505233335.36},
+		{1716925513_447099963, 1716925513.4471, 1716925513.4471, 1716925513.447},
+		{1744985113_078099929, 1744985113.0781, 1744985113.0781, 1744985113.078},
+		{1700000000_123456789, 1700000000.1234567, 1700000000.1234, 1700000000.1234},
+		{1700000000_123400000, 1700000000.1234, 1700000000.1234, 1700000000.1234},
+		{1700000000_000000000, 1700000000, 1700000000, 1700000000},
+	}
+	for _, tt := range tests {
+		if got := UpstreamMtime(tt.ns); got != tt.stMtime {
+			t.Errorf("UpstreamMtime(%d) = %v, want %v", tt.ns, got, tt.stMtime)
+		}
+		if got := UpstreamTruncateMtime(tt.ns); got != tt.pyTruncated {
+			t.Errorf("UpstreamTruncateMtime(%d) = %v, want %v", tt.ns, got, tt.pyTruncated)
+		}
+		if got := TruncateMtime(tt.ns); got != tt.exact {
+			t.Errorf("TruncateMtime(%d) = %v, want %v", tt.ns, got, tt.exact)
+		}
+	}
+}
