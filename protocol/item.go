@@ -1,5 +1,308 @@
 package protocol
 
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
 // JobFieldPrefix starts every field the daemon adds to a queue item beyond the document and
 // `uid` (attempt, token, ...). Modules echo them back; they are never merged into documents.
 const JobFieldPrefix = "_hi_"
+
+// Job fields of a queue item. An item is the document JSON followed by `uid` (when the module
+// has one) and these three fields, always last and in this order:
+//
+//	{<document fields>,"uid":"<uid>","_hi_job":"<token>","_hi_attempt":<n>,"_hi_since":<ms>}
+const (
+	// FieldJob is the dispatch token: lowercase hex, new for every dispatch of a (document,
+	// module) job. The catalog keeps it; a result echoing another token is stale.
+	FieldJob = JobFieldPrefix + "job"
+	// FieldAttempt is the attempt number, 1 for the first. Retries rewrite it, so every
+	// attempt of a job is a distinct string (the item's identity on the wire).
+	FieldAttempt = JobFieldPrefix + "attempt"
+	// FieldSince is when the job was dispatched (attempt 1), in Unix milliseconds.
+	FieldSince = JobFieldPrefix + "since"
+)
+
+// Job holds an item's job fields.
+type Job struct {
+	Token   string
+	Attempt int
+	Since   int64 // Unix milliseconds of the first dispatch
+}
+
+// NewToken returns a fresh random dispatch token (32 lowercase hex digits).
+func NewToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return hex.EncodeToString(b[:])
+}
+
+// jobSuffix matches the job fields at the end of an item built by BuildItem.
+var jobSuffix = regexp.MustCompile(`"_hi_job":"([0-9a-f]{1,64})","_hi_attempt":([0-9]{1,9}),"_hi_since":([0-9]{1,17})\}$`)
+
+func validToken(t string) bool {
+	if len(t) == 0 || len(t) > 64 {
+		return false
+	}
+	for i := 0; i < len(t); i++ {
+		if c := t[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func (j Job) suffix() string {
+	return `"` + FieldJob + `":"` + j.Token + `","` + FieldAttempt + `":` + strconv.Itoa(j.Attempt) +
+		`,"` + FieldSince + `":` + strconv.FormatInt(j.Since, 10) + `}`
+}
+
+func (j Job) validate() error {
+	if !validToken(j.Token) {
+		return fmt.Errorf("job token %q: want 1 to 64 lowercase hex digits", j.Token)
+	}
+	if j.Attempt < 1 || j.Attempt > 999999999 {
+		return fmt.Errorf("job attempt %d: want 1 to 999999999", j.Attempt)
+	}
+	if j.Since < 0 {
+		return fmt.Errorf("job since %d: want >= 0", j.Since)
+	}
+	return nil
+}
+
+// BuildItem returns the queue item for a document: the document JSON (a JSON object whose
+// `id` is id), then `uid` when uid is not empty, then the job fields. The document must not
+// hold `uid` or job fields of its own. Non-ASCII characters are written as \uXXXX escapes, as
+// Python's json.dumps does, so items are pure ASCII.
+func BuildItem(id string, doc json.RawMessage, uid string, job Job) (string, error) {
+	if err := job.validate(); err != nil {
+		return "", err
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, doc); err != nil {
+		return "", fmt.Errorf("document %s: %w", id, err)
+	}
+	body := compact.Bytes()
+	if len(body) < 2 || body[0] != '{' {
+		return "", fmt.Errorf("document %s: want a JSON object", id)
+	}
+	gotID := false
+	err := eachTopLevel(body, func(k string, v json.RawMessage) error {
+		switch {
+		case k == FieldUID || strings.HasPrefix(k, JobFieldPrefix):
+			return fmt.Errorf("field %q belongs to the queue item, not the document", k)
+		case k == FieldID:
+			var s string
+			if json.Unmarshal(v, &s) != nil || s != id {
+				return fmt.Errorf("field id is %s, want %q", v, id)
+			}
+			gotID = true
+		}
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("document %s: %w", id, err)
+	}
+	if !gotID {
+		return "", fmt.Errorf("document %s: no id field", id)
+	}
+	var b strings.Builder
+	b.Grow(len(body) + 128)
+	writeASCII(&b, body[:len(body)-1]) // drop the closing brace
+	if len(body) > 2 {
+		b.WriteByte(',')
+	}
+	if uid != "" {
+		b.WriteString(`"` + FieldUID + `":`)
+		u, _ := json.Marshal(uid)
+		writeASCII(&b, u)
+		b.WriteByte(',')
+	}
+	b.WriteString(job.suffix())
+	return b.String(), nil
+}
+
+// writeASCII copies compact JSON, escaping every non-ASCII rune and DEL as \uXXXX (UTF-16
+// surrogate pairs above the BMP), like Python's json.dumps with ensure_ascii.
+func writeASCII(b *strings.Builder, js []byte) {
+	for i := 0; i < len(js); {
+		c := js[i]
+		if c < utf8.RuneSelf && c != 0x7f {
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(js[i:])
+		writeUEscape(b, r)
+		i += n
+	}
+}
+
+func writeUEscape(b *strings.Builder, r rune) {
+	const hexDigits = "0123456789abcdef"
+	one := func(u rune) {
+		b.WriteString(`\u`)
+		b.WriteByte(hexDigits[u>>12&0xf])
+		b.WriteByte(hexDigits[u>>8&0xf])
+		b.WriteByte(hexDigits[u>>4&0xf])
+		b.WriteByte(hexDigits[u&0xf])
+	}
+	if r > 0xffff {
+		r -= 0x10000
+		one(0xd800 + (r>>10)&0x3ff)
+		one(0xdc00 + r&0x3ff)
+		return
+	}
+	one(r)
+}
+
+// eachTopLevel calls fn for every top-level member of a JSON object, in order.
+func eachTopLevel(data []byte, fn func(key string, value json.RawMessage) error) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return errors.New("want a JSON object")
+	}
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		k, _ := kt.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return fmt.Errorf("field %q: %w", k, err)
+		}
+		if err := fn(k, v); err != nil {
+			return err
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("data after the JSON object")
+	}
+	return nil
+}
+
+// ItemInfo is what the daemon reads back from a queue item.
+type ItemInfo struct {
+	ID     string // the document id
+	UID    string // the module uid the item was built for; "" when it has none
+	HasJob bool   // false for an item not built by BuildItem (e.g. from the upstream core)
+	Job    Job
+}
+
+// ParseItem reads an item's document id, uid and job fields. Keys are matched exactly (JSON
+// is case-sensitive). An item without job fields parses with HasJob false.
+func ParseItem(item string) (ItemInfo, error) {
+	var info ItemInfo
+	var haveAttempt, haveSince bool
+	err := eachTopLevel([]byte(item), func(k string, v json.RawMessage) error {
+		var err error
+		switch k {
+		case FieldID:
+			err = json.Unmarshal(v, &info.ID)
+		case FieldUID:
+			// Upstream compares str(uid), so a number is accepted and read as its text.
+			if len(v) > 0 && v[0] != '"' {
+				info.UID = string(v)
+				return nil
+			}
+			err = json.Unmarshal(v, &info.UID)
+		case FieldJob:
+			err = json.Unmarshal(v, &info.Job.Token)
+			info.HasJob = err == nil
+		case FieldAttempt:
+			err = json.Unmarshal(v, &info.Job.Attempt)
+			haveAttempt = true
+		case FieldSince:
+			err = json.Unmarshal(v, &info.Job.Since)
+			haveSince = true
+		}
+		if err != nil {
+			return fmt.Errorf("field %q: %w", k, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return ItemInfo{}, fmt.Errorf("parse item: %w", err)
+	}
+	if info.ID == "" {
+		return ItemInfo{}, errors.New("parse item: no id")
+	}
+	if info.HasJob && (!haveAttempt || !haveSince) {
+		return ItemInfo{}, errors.New("parse item: incomplete job fields")
+	}
+	return info, nil
+}
+
+// WithJob returns item with its job fields replaced by job. The item must have been built by
+// BuildItem (its job fields are its suffix).
+func WithJob(item string, job Job) (string, error) {
+	if err := job.validate(); err != nil {
+		return "", err
+	}
+	loc := jobSuffix.FindStringIndex(item)
+	if loc == nil {
+		return "", errors.New("rewrite item: no job fields at its end")
+	}
+	return item[:loc[0]] + job.suffix(), nil
+}
+
+// ItemUID returns the uid a BuildItem item was built for ("" when none) by reading only its
+// end, so it costs O(len(uid)) rather than a parse. ours is false for an item without job
+// fields at its end (e.g. one written by the upstream core): call ParseItem for those.
+func ItemUID(item string) (uid string, ours bool) {
+	t := item
+	if len(t) > 160 {
+		t = t[len(t)-160:] // the job fields are at most ~110 bytes
+	}
+	loc := jobSuffix.FindStringIndex(t)
+	if loc == nil {
+		return "", false
+	}
+	head := item[:len(item)-len(t)+loc[0]] // ends with ',' or '{'
+	if !strings.HasSuffix(head, `",`) {
+		return "", true
+	}
+	// Walk back over the JSON string that ends head, then expect `"uid":` before it.
+	end := len(head) - 2 // the closing quote
+	i := end - 1
+	for ; i >= 0; i-- {
+		if head[i] != '"' {
+			continue
+		}
+		bs := 0
+		for j := i - 1; j >= 0 && head[j] == '\\'; j-- {
+			bs++
+		}
+		if bs%2 == 0 {
+			break
+		}
+	}
+	const key = `"` + FieldUID + `":`
+	if i < 0 || !strings.HasSuffix(head[:i], key) {
+		return "", true
+	}
+	if before := head[:i-len(key)]; !strings.HasSuffix(before, ",") && !strings.HasSuffix(before, "{") {
+		return "", true
+	}
+	if err := json.Unmarshal([]byte(head[i:end+1]), &uid); err != nil {
+		return "", true
+	}
+	return uid, true
+}

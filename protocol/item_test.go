@@ -1,0 +1,143 @@
+package protocol
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestBuildItem(t *testing.T) {
+	t.Parallel()
+	job := Job{Token: "0a1b", Attempt: 1, Since: 1700000000123}
+	for _, tc := range []struct {
+		name, doc, uid, want string
+	}{
+		{"with uid", `{"id":"abc","paths":{"x/é.jpg":1.5}}`, "u-1",
+			`{"id":"abc","paths":{"x/\u00e9.jpg":1.5},"uid":"u-1","_hi_job":"0a1b","_hi_attempt":1,"_hi_since":1700000000123}`},
+		{"no uid", `{"id":"abc"}`, "",
+			`{"id":"abc","_hi_job":"0a1b","_hi_attempt":1,"_hi_since":1700000000123}`},
+		{"compacts, astral and DEL", "{ \"id\" : \"abc\", \"t\": \"😀\u007f\" }", "ü",
+			`{"id":"abc","t":"\ud83d\ude00\u007f","uid":"\u00fc","_hi_job":"0a1b","_hi_attempt":1,"_hi_since":1700000000123}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := BuildItem("abc", json.RawMessage(tc.doc), tc.uid, job)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Fatalf("got  %s\nwant %s", got, tc.want)
+			}
+			info, err := ParseItem(got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := ItemInfo{ID: "abc", UID: tc.uid, HasJob: true, Job: job}
+			if info != want {
+				t.Errorf("ParseItem = %+v, want %+v", info, want)
+			}
+			uid, ours := ItemUID(got)
+			if uid != tc.uid || !ours {
+				t.Errorf("ItemUID = %q, %v; want %q, true", uid, ours, tc.uid)
+			}
+			var v map[string]any
+			if err := json.Unmarshal([]byte(got), &v); err != nil {
+				t.Errorf("item is not valid JSON: %v", err)
+			}
+			for i := 0; i < len(got); i++ {
+				if got[i] >= 0x7f {
+					t.Fatalf("item has non-ASCII byte %#x at %d", got[i], i)
+				}
+			}
+		})
+	}
+}
+
+func TestBuildItemRejects(t *testing.T) {
+	t.Parallel()
+	good := Job{Token: "ab", Attempt: 1}
+	for _, tc := range []struct {
+		name, doc string
+		job       Job
+	}{
+		{"not json", `{"id":`, good},
+		{"array", `["abc"]`, good},
+		{"other id", `{"id":"abd"}`, good},
+		{"no id", `{"x":1}`, good},
+		{"uid inside", `{"id":"abc","uid":"u"}`, good},
+		{"job field inside", `{"id":"abc","_hi_job":"x"}`, good},
+		{"bad token", `{"id":"abc"}`, Job{Token: "AB", Attempt: 1}},
+		{"empty token", `{"id":"abc"}`, Job{Attempt: 1}},
+		{"attempt 0", `{"id":"abc"}`, Job{Token: "ab"}},
+	} {
+		if _, err := BuildItem("abc", json.RawMessage(tc.doc), "", tc.job); err == nil {
+			t.Errorf("%s: got no error", tc.name)
+		}
+	}
+}
+
+func TestWithJob(t *testing.T) {
+	t.Parallel()
+	item, err := BuildItem("abc", json.RawMessage(`{"id":"abc","note":"\"_hi_job\":\"ff\""}`), "u", Job{Token: "aa", Attempt: 1, Since: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := WithJob(item, Job{Token: "aa", Attempt: 2, Since: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Replace(item, `"_hi_attempt":1`, `"_hi_attempt":2`, 1)
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if _, err := WithJob(`{"id":"abc"}`, Job{Token: "aa", Attempt: 2}); err == nil {
+		t.Error("foreign item: got no error")
+	}
+}
+
+func TestItemUID(t *testing.T) {
+	t.Parallel()
+	suffix := `"_hi_job":"aa","_hi_attempt":1,"_hi_since":0}`
+	for _, tc := range []struct {
+		item, uid string
+		ours      bool
+	}{
+		{`{"id":"a","uid":"x\"y\\",` + suffix, "x\"y\\", true},
+		{`{"id":"a","type":"image/png",` + suffix, "", true},
+		{`{"id":"a","xuid":"v",` + suffix, "", true},
+		{`{"id":"a","m":{"uid":"v"},` + suffix, "", true},
+		{`{"id":"a","m":["uid","v"],` + suffix, "", true},
+		{`{"uid":"v",` + suffix, "v", true},
+		{`{` + suffix, "", true},
+		{`{"id":"a","uid":"v"}`, "", false},
+	} {
+		uid, ours := ItemUID(tc.item)
+		if uid != tc.uid || ours != tc.ours {
+			t.Errorf("ItemUID(%s) = %q, %v; want %q, %v", tc.item, uid, ours, tc.uid, tc.ours)
+		}
+	}
+}
+
+func TestParseItemForeign(t *testing.T) {
+	t.Parallel()
+	info, err := ParseItem(`{"id": "abc", "paths": {}, "uid": 42}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.ID != "abc" || info.UID != "42" || info.HasJob {
+		t.Errorf("got %+v", info)
+	}
+	for _, bad := range []string{`{}`, `{"id":"a","_hi_job":"aa"}`, `[1]`, `{"id":1}`} {
+		if _, err := ParseItem(bad); err == nil {
+			t.Errorf("ParseItem(%s): got no error", bad)
+		}
+	}
+}
+
+func TestNewToken(t *testing.T) {
+	t.Parallel()
+	a, b := NewToken(), NewToken()
+	if a == b || !validToken(a) || len(a) != 32 {
+		t.Errorf("tokens %q, %q", a, b)
+	}
+}
