@@ -22,7 +22,7 @@ import (
 // testEnv is a daemon built from real parts (catalog, metadata dir, embedded index) over a
 // files tree in a temp dir.
 type testEnv struct {
-	t      *testing.T
+	t      testing.TB
 	ctx    context.Context
 	root   string // INDEX_DIRECTORY
 	meta   string

@@ -105,6 +105,11 @@ func (a *Applier) Drain(ctx context.Context) (Result, error) {
 	var res Result
 	var after int64
 	indexOK := true
+	if err := a.configure(ctx); err != nil {
+		indexOK = false
+		res.IndexErr = err
+		a.log.Warn().Err(err).Msg("search index not configured; will retry")
+	}
 	for {
 		entries, err := a.cat.PendingOutbox(ctx, after, a.Batch)
 		if err != nil {
@@ -181,11 +186,7 @@ func (a *Applier) round(ctx context.Context, entries []catalog.OutboxEntry, inde
 	if !*indexOK || (len(upserts) == 0 && len(deletes) == 0) {
 		return nil
 	}
-	err := a.configure(ctx)
-	if err == nil {
-		err = a.writeIndex(ctx, upserts, deletes)
-	}
-	if err != nil {
+	if err := a.writeIndex(ctx, upserts, deletes); err != nil {
 		*indexOK = false
 		res.IndexErr = err
 		a.log.Warn().Err(err).Int("documents", len(upserts)+len(deletes)).Msg("search index not updated; will retry")

@@ -1,0 +1,274 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// binary is homeindexd built once for the tests that run the real process.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "homeindexd-test")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "homeindexd")
+	out, err := exec.Command("go", "build", "-race", "-o", binary, ".").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "build homeindexd: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// daemonEnv is a files tree and the environment for one homeindexd.
+type daemonEnv struct {
+	t    *testing.T
+	base string
+	vars map[string]string
+}
+
+func newDaemonEnv(t *testing.T, vars ...string) *daemonEnv {
+	base := t.TempDir()
+	d := &daemonEnv{t: t, base: base, vars: map[string]string{
+		"INDEX_DIRECTORY":    filepath.Join(base, "files"),
+		"METADATA_DIRECTORY": filepath.Join(base, "metadata"),
+		"STATE_DIRECTORY":    filepath.Join(base, "state"),
+		"LOG_FORMAT":         "json",
+		"HTTP_ADDR":          "off",
+		"PATH":               os.Getenv("PATH"),
+	}}
+	for i := 0; i+1 < len(vars); i += 2 {
+		d.vars[vars[i]] = vars[i+1]
+	}
+	os.MkdirAll(d.vars["INDEX_DIRECTORY"], 0o755)
+	return d
+}
+
+func (d *daemonEnv) files() string { return d.vars["INDEX_DIRECTORY"] }
+
+func (d *daemonEnv) write(rel, content string) {
+	p := filepath.Join(d.files(), rel)
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		d.t.Fatal(err)
+	}
+}
+
+func (d *daemonEnv) cmd(ctx context.Context, args ...string) *exec.Cmd {
+	c := exec.CommandContext(ctx, binary, args...)
+	for k, v := range d.vars {
+		c.Env = append(c.Env, k+"="+v)
+	}
+	return c
+}
+
+// run runs a command to its end and returns stdout, stderr and the exit code.
+func (d *daemonEnv) run(args ...string) (string, string, int) {
+	d.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	c := d.cmd(ctx, args...)
+	c.Stdout, c.Stderr = &stdout, &stderr
+	err := c.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		d.t.Fatalf("run %v: %v", args, err)
+	}
+	return stdout.String(), stderr.String(), code
+}
+
+func TestBadConfigListsEveryProblemAndExits2(t *testing.T) {
+	d := newDaemonEnv(t, "CRON_EXPRESSION", "bad cron", "INDEX_DIRECTORY", "relative/path",
+		"MODULES", "- name: ../m\n- name: ok\n- name: ok", "DISPATCH_WINDOW", "0")
+	_, stderr, code := d.run("sync")
+	if code != 2 {
+		t.Fatalf("exit %d, want 2\n%s", code, stderr)
+	}
+	for _, want := range []string{"invalid cron expression", "INDEX_DIRECTORY", "MODULES[0].name", "MODULES[2].name", "DISPATCH_WINDOW"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if _, err := os.Stat(d.vars["STATE_DIRECTORY"]); !os.IsNotExist(err) {
+		t.Error("state directory created despite bad configuration")
+	}
+}
+
+func TestUsageErrorsExit2AndHelpExits0(t *testing.T) {
+	d := newDaemonEnv(t)
+	if _, _, code := d.run("frobnicate"); code != 2 {
+		t.Errorf("unknown command: exit %d", code)
+	}
+	if _, _, code := d.run("search", "--limit", "x"); code != 2 {
+		t.Errorf("bad flag: exit %d", code)
+	}
+	for _, c := range []string{"run", "sync", "search", "version"} {
+		out, _, code := d.run(c, "--help")
+		if code != 0 || !strings.Contains(out, "usage: homeindexd "+c) {
+			t.Errorf("%s --help: exit %d, %q", c, code, out)
+		}
+	}
+	if out, _, code := d.run("version"); code != 0 || !strings.HasPrefix(out, "homeindexd ") {
+		t.Errorf("version: %d %q", code, out)
+	}
+}
+
+func TestSyncThenSearch(t *testing.T) {
+	d := newDaemonEnv(t)
+	d.write("notes/groceries.txt", "apples and pears")
+	d.write("archive/usb1/scan-0001.txt", "scanned letter")
+	out, stderr, code := d.run("sync", "--json")
+	if code != 0 {
+		t.Fatalf("sync exit %d: %s", code, stderr)
+	}
+	var res struct {
+		Sync struct{ Added, Walked int }
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res.Sync.Added != 2 {
+		t.Fatalf("sync output %q: %v", out, err)
+	}
+	out, stderr, code = d.run("search", "--json", "groceries")
+	if code != 0 || !strings.Contains(out, `"notes/groceries.txt"`) {
+		t.Fatalf("search: %d %q %s", code, out, stderr)
+	}
+	out, _, _ = d.run("search", "--filter", "has_archive_paths = true", "--sort", "size:desc")
+	if !strings.Contains(out, "1 hits") || !strings.Contains(out, "archive/usb1/scan-0001.txt") {
+		t.Fatalf("filtered search: %q", out)
+	}
+	if _, stderr, code := d.run("search", "--filter", "size ~ 3"); code != 1 || !strings.Contains(stderr, "filter") {
+		t.Fatalf("bad filter: %d %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(d.files(), "archive", "usb1-status-ready")); err != nil {
+		t.Fatalf("drive marker: %v", err)
+	}
+}
+
+// logWatcher collects a process's JSON log lines and lets a test wait for one.
+type logWatcher struct {
+	mu    sync.Mutex
+	lines []map[string]any
+	raw   strings.Builder
+	cond  chan struct{}
+}
+
+func watchLogs(c *exec.Cmd) *logWatcher {
+	w := &logWatcher{cond: make(chan struct{}, 1)}
+	pr, pw, _ := os.Pipe()
+	c.Stderr = pw
+	go func() {
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			var m map[string]any
+			_ = json.Unmarshal(sc.Bytes(), &m)
+			w.mu.Lock()
+			w.lines = append(w.lines, m)
+			w.raw.WriteString(sc.Text() + "\n")
+			w.mu.Unlock()
+			select {
+			case w.cond <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	c.Cancel = func() error { return c.Process.Signal(syscall.SIGTERM) }
+	return w
+}
+
+// count returns how many lines have the message.
+func (w *logWatcher) count(msg string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, l := range w.lines {
+		if l["message"] == msg {
+			n++
+		}
+	}
+	return n
+}
+
+func (w *logWatcher) messages() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for _, l := range w.lines {
+		if m, ok := l["message"].(string); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// waitFor waits until cond holds or the deadline passes.
+func (w *logWatcher) waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.After(d)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-deadline:
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			t.Fatalf("timed out waiting for %s; log:\n%s", what, w.raw.String())
+		case <-w.cond:
+		case <-tick.C:
+		}
+	}
+}
+
+func TestRunSyncsOnCronTicksWithoutOverlapAndStopsOnSIGTERM(t *testing.T) {
+	d := newDaemonEnv(t, "CRON_EXPRESSION", "*/2 * * * * *")
+	d.write("a.txt", "a")
+	c := d.cmd(context.Background(), "run")
+	w := watchLogs(c)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.waitFor(t, 30*time.Second, "three completed syncs", func() bool { return w.count("completed file sync") >= 3 })
+	// Starts and completions alternate: never two syncs at once.
+	depth := 0
+	for _, m := range w.messages() {
+		switch m {
+		case "start file sync":
+			depth++
+		case "completed file sync":
+			depth--
+		}
+		if depth > 1 || depth < 0 {
+			t.Fatalf("overlapping syncs: %v", w.messages())
+		}
+	}
+	start := time.Now()
+	if err := c.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Wait(); err != nil {
+		t.Fatalf("exit after SIGTERM: %v", err)
+	}
+	if time.Since(start) > 10*time.Second {
+		t.Fatal("took over 10 s to stop")
+	}
+	if w.count("stopped") != 1 {
+		t.Fatalf("no clean stop line: %v", w.messages())
+	}
+}
