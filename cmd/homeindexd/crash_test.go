@@ -25,6 +25,7 @@ const crashFiles = 20000
 // agree exactly and hold every file.
 func TestKill9DuringSyncLosesNothing(t *testing.T) {
 	d := newDaemonEnv(t, "HASH_WORKERS", "2")
+	d.plain = true
 	for i := 0; i < crashFiles; i++ {
 		d.write(fmt.Sprintf("dir%03d/file%05d.txt", i%200, i), fmt.Sprintf("content of file %d", i))
 	}

@@ -16,8 +16,10 @@ import (
 	"time"
 )
 
-// binary is homeindexd built once for the tests that run the real process.
-var binary string
+// binary is homeindexd built once, with the race detector, for the tests that run the real
+// process; plainBinary is built without it for the crash test, whose cost is file-system work
+// the race detector only slows down (3×), not checks.
+var binary, plainBinary string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "homeindexd-test")
@@ -25,10 +27,16 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "homeindexd")
-	out, err := exec.Command("go", "build", "-race", "-o", binary, ".").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "build homeindexd: %v\n%s", err, out)
-		os.Exit(1)
+	plainBinary = filepath.Join(dir, "homeindexd-plain")
+	for _, b := range []struct {
+		out  string
+		args []string
+	}{{binary, []string{"-race"}}, {plainBinary, nil}} {
+		args := append(append([]string{"build"}, b.args...), "-o", b.out, ".")
+		if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "build homeindexd: %v\n%s", err, out)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -37,9 +45,10 @@ func TestMain(m *testing.M) {
 
 // daemonEnv is a files tree and the environment for one homeindexd.
 type daemonEnv struct {
-	t    *testing.T
-	base string
-	vars map[string]string
+	t     *testing.T
+	base  string
+	vars  map[string]string
+	plain bool // run the binary built without the race detector
 }
 
 func newDaemonEnv(t *testing.T, vars ...string) *daemonEnv {
@@ -70,7 +79,11 @@ func (d *daemonEnv) write(rel, content string) {
 }
 
 func (d *daemonEnv) cmd(ctx context.Context, args ...string) *exec.Cmd {
-	c := exec.CommandContext(ctx, binary, args...)
+	bin := binary
+	if d.plain {
+		bin = plainBinary
+	}
+	c := exec.CommandContext(ctx, bin, args...)
 	for k, v := range d.vars {
 		c.Env = append(c.Env, k+"="+v)
 	}

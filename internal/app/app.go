@@ -54,6 +54,7 @@ func Open(ctx context.Context, cfg *config.Config, log zerolog.Logger) (*App, er
 		a.Close()
 		return nil, err
 	}
+	a.Store.DeferSync() // the outbox flushes once per round
 	if err := a.Store.CleanTemp(); err != nil {
 		log.Warn().Err(err).Msg("stale temporary files not removed")
 	}

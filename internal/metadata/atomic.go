@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 const (
@@ -42,8 +44,10 @@ func (s *Store) writeAtomic(dir, name string, data []byte) (bool, error) {
 	if err := f.Chmod(filePerm); err != nil {
 		return fail(err)
 	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
+	if !s.deferSync {
+		if err := f.Sync(); err != nil {
+			return fail(err)
+		}
 	}
 	if err := f.Close(); err != nil {
 		return fail(err)
@@ -52,7 +56,7 @@ func (s *Store) writeAtomic(dir, name string, data []byte) (bool, error) {
 		_ = os.Remove(tmp)
 		return false, err
 	}
-	return true, syncDir(dir)
+	return true, s.syncDir(dir)
 }
 
 // tempName returns an unused-looking name in the .tmp directory, for symlinks, which have no
@@ -68,10 +72,10 @@ func (s *Store) tempName(prefix string) (string, error) {
 // ensureDir creates dir (whose parent must exist) unless it is already a real directory, and
 // fsyncs the parent when it created it, so a new entry survives a crash. A symlink or a file in
 // its place is an error: following it could write outside the root.
-func ensureDir(dir string) error {
+func (s *Store) ensureDir(dir string) error {
 	err := os.Mkdir(dir, dirPerm)
 	if err == nil {
-		return syncDir(filepath.Dir(dir))
+		return s.syncDir(filepath.Dir(dir))
 	}
 	if !errors.Is(err, fs.ErrExist) {
 		return err
@@ -88,7 +92,10 @@ func ensureDir(dir string) error {
 
 // syncDir fsyncs a directory so a rename or a new entry in it is durable. File systems that
 // cannot sync directories (EINVAL, ENOTSUP) are accepted as they are.
-func syncDir(dir string) error {
+func (s *Store) syncDir(dir string) error {
+	if s.deferSync {
+		return nil
+	}
 	d, err := os.Open(dir)
 	if err != nil {
 		return err
@@ -118,6 +125,28 @@ func (s *Store) CleanTemp() error {
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("clean temp: %w", err)
+	}
+	return nil
+}
+
+// DeferSync switches the store to batched durability: writes and links skip their own fsyncs,
+// and Flush makes everything written so far durable with one syncfs. The outbox uses it: it
+// calls Flush before it records a round as applied, so a crash before the Flush only means the
+// round is applied again (identical bytes are skipped, a torn file is rewritten).
+func (s *Store) DeferSync() { s.deferSync = true }
+
+// Flush makes every write so far durable (syncfs of the metadata directory's file system).
+func (s *Store) Flush() error {
+	if !s.deferSync {
+		return nil
+	}
+	d, err := os.Open(s.root)
+	if err != nil {
+		return fmt.Errorf("flush metadata directory: %w", err)
+	}
+	defer d.Close()
+	if err := unix.Syncfs(int(d.Fd())); err != nil {
+		return fmt.Errorf("flush metadata directory: %w", err)
 	}
 	return nil
 }

@@ -30,7 +30,7 @@ func (s *Store) Link(rel, id string) error {
 	}
 	dir, err := s.link(rel, id)
 	if err == nil && dir != "" {
-		err = syncDir(dir)
+		err = s.syncDir(dir)
 	}
 	if err != nil {
 		return fmt.Errorf("link %s: %w", rel, err)
@@ -95,7 +95,7 @@ func (s *Store) makeParents(rel string) error {
 		case !errors.Is(err, fs.ErrNotExist):
 			return err
 		}
-		if err := ensureDir(dir); err != nil {
+		if err := s.ensureDir(dir); err != nil {
 			return err
 		}
 	}
@@ -132,7 +132,7 @@ func (s *Store) Unlink(rel string) error {
 	}
 	dir, err := s.unlink(rel)
 	if err == nil && dir != "" {
-		err = syncDir(dir)
+		err = s.syncDir(dir)
 		if errors.Is(err, fs.ErrNotExist) { // pruned: its parent no longer lists the link either
 			err = nil
 		}

@@ -27,6 +27,8 @@ type Store struct {
 	// treeMu orders changes to by-path's directories: without it an Unlink could prune a
 	// parent directory between a concurrent Link's mkdir and its rename.
 	treeMu sync.Mutex
+
+	deferSync bool // set once before use by DeferSync
 }
 
 // Open returns the store rooted at root, creating root, by-id, by-path and the temp directory
@@ -70,7 +72,7 @@ func (s *Store) WriteDocument(id string, doc []byte) (written bool, err error) {
 		return false, fmt.Errorf("write document %s: %w", id, err)
 	}
 	dir := filepath.Join(s.byID, id)
-	if err := ensureDir(dir); err != nil {
+	if err := s.ensureDir(dir); err != nil {
 		return false, fmt.Errorf("write document %s: %w", id, err)
 	}
 	written, err = s.writeAtomic(dir, documentName, data)
@@ -121,7 +123,7 @@ func (s *Store) RemoveDocument(id string) error {
 	if err := os.RemoveAll(filepath.Join(s.byID, id)); err != nil {
 		return fmt.Errorf("remove document %s: %w", id, err)
 	}
-	if err := syncDir(s.byID); err != nil {
+	if err := s.syncDir(s.byID); err != nil {
 		return fmt.Errorf("remove document %s: %w", id, err)
 	}
 	return nil
@@ -138,7 +140,7 @@ func (s *Store) ModuleDir(id, module string) (string, error) {
 	docDir := filepath.Join(s.byID, id)
 	dir := filepath.Join(docDir, module)
 	for _, d := range []string{docDir, dir} {
-		if err := ensureDir(d); err != nil {
+		if err := s.ensureDir(d); err != nil {
 			return "", fmt.Errorf("module dir %s/%s: %w", id, module, err)
 		}
 	}

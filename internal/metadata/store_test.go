@@ -193,3 +193,27 @@ func TestCleanTemp(t *testing.T) {
 	}
 	mustWriteDocument(t, s, "abc", `{"id":"abc"}`)
 }
+
+func TestDeferSyncWritesAndFlushes(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.DeferSync()
+	if _, err := s.WriteDocument("abc", []byte(`{"id":"abc"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Link("a/b.txt", "abc"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.ReadDocument("abc")
+	if err != nil || !strings.Contains(string(b), `"id": "abc"`) {
+		t.Fatalf("%q %v", b, err)
+	}
+	if id, ok, err := s.LinkTarget("a/b.txt"); err != nil || !ok || id != "abc" {
+		t.Fatalf("link %q %v %v", id, ok, err)
+	}
+}

@@ -122,6 +122,13 @@ func (a *Applier) Drain(ctx context.Context) (Result, error) {
 		if err := a.round(ctx, entries, &indexOK, &res); err != nil {
 			return res, err
 		}
+		if err := a.store.Flush(); err != nil {
+			// Nothing of this round's metadata is known durable: apply it again later.
+			a.log.Warn().Err(err).Msg("metadata directory not flushed; will retry")
+			for i := range entries {
+				entries[i].MetaDone = false
+			}
+		}
 		if err := a.cat.OutboxDone(ctx, entries); err != nil {
 			return res, err
 		}
