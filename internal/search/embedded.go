@@ -1,0 +1,142 @@
+package search
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// The embedded backend: one SQLite file (WAL) holding, per collection, a documents table
+// (the JSON text, plus the "flat" facet object as JSONB, see facets.go) and a contentless
+// FTS5 table over every string, number and boolean of the document. One writer connection
+// serializes writes; a small pool serves reads concurrently.
+
+const (
+	embeddedBusyTimeoutMS = 5000
+	embeddedReaders       = 4
+	// A page cache large enough for the indexes' working set and a memory map for reads:
+	// without them, random inserts into the expression indexes spend their time in pread.
+	embeddedCacheKiB  = 64 << 10
+	embeddedMmapBytes = 1 << 30
+	// analyzeMinWrites is the least number of writes between two refreshes of the planner
+	// statistics.
+	analyzeMinWrites = 1000
+	filesCollection  = "files"
+	chunksCollection = "chunks"
+)
+
+type embeddedIndex struct {
+	writer *sql.DB // one connection, BEGIN IMMEDIATE
+	reader *sql.DB // read-only connections
+	// writeMu orders writes (and settings changes) in this process; the single writer
+	// connection would serialize them anyway, but Configure and Upsert also read the
+	// collection settings, which must not change under them.
+	writeMu sync.Mutex
+	files   *embeddedCollection
+	chunks  *embeddedCollection
+}
+
+// OpenEmbedded opens (creating if needed) the embedded index stored in the SQLite file at
+// path. It is safe for concurrent use; one process should own the file.
+func OpenEmbedded(path string) (Index, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("open embedded index: %w", err)
+	}
+	// An SQLite URI: escape the characters that would end the path.
+	uri := "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(abs)
+	pragmas := fmt.Sprintf("?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"+
+		"&_pragma=cache_size(%d)&_pragma=mmap_size(%d)&_pragma=temp_store(MEMORY)",
+		embeddedBusyTimeoutMS, -embeddedCacheKiB, embeddedMmapBytes)
+	writer, err := sql.Open("sqlite", uri+pragmas+"&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("open embedded index: %w", err)
+	}
+	writer.SetMaxOpenConns(1)
+	ix := &embeddedIndex{writer: writer}
+	if err := ix.createSchema(); err != nil {
+		writer.Close()
+		return nil, fmt.Errorf("open embedded index %s: %w", path, err)
+	}
+	reader, err := sql.Open("sqlite", uri+pragmas+"&_query_only=1")
+	if err != nil {
+		writer.Close()
+		return nil, fmt.Errorf("open embedded index: %w", err)
+	}
+	reader.SetMaxOpenConns(max(embeddedReaders, runtime.GOMAXPROCS(0)))
+	reader.SetMaxIdleConns(max(embeddedReaders, runtime.GOMAXPROCS(0)))
+	ix.reader = reader
+	ix.files = &embeddedCollection{ix: ix, name: filesCollection}
+	ix.chunks = &embeddedCollection{ix: ix, name: chunksCollection}
+	for _, c := range []*embeddedCollection{ix.files, ix.chunks} {
+		if err := c.loadSettings(); err != nil {
+			ix.Close()
+			return nil, fmt.Errorf("open embedded index %s: %w", path, err)
+		}
+	}
+	return ix, nil
+}
+
+func (ix *embeddedIndex) createSchema() error {
+	stmts := []string{`CREATE TABLE IF NOT EXISTS settings (
+		collection TEXT PRIMARY KEY,
+		value TEXT NOT NULL
+	)`}
+	for _, c := range []string{filesCollection, chunksCollection} {
+		stmts = append(stmts,
+			// seq aliases the rowid, which the FTS table shares.
+			fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s_docs (
+				seq INTEGER PRIMARY KEY,
+				id TEXT NOT NULL UNIQUE,
+				doc TEXT NOT NULL,
+				flat BLOB NOT NULL
+			)`, c),
+			fmt.Sprintf(`CREATE VIRTUAL TABLE IF NOT EXISTS %s_fts USING fts5(
+				text, content='', contentless_delete=1,
+				tokenize='unicode61 remove_diacritics 2'
+			)`, c))
+	}
+	for _, s := range stmts {
+		if _, err := ix.writer.Exec(s); err != nil {
+			return fmt.Errorf("create schema: %w", err)
+		}
+	}
+	return nil
+}
+
+func (ix *embeddedIndex) Files() Collection  { return ix.files }
+func (ix *embeddedIndex) Chunks() Collection { return ix.chunks }
+func (ix *embeddedIndex) Name() string       { return "embedded" }
+
+// Close closes the database after letting SQLite refresh its query planner statistics.
+func (ix *embeddedIndex) Close() error {
+	var errs []error
+	if ix.reader != nil {
+		errs = append(errs, ix.reader.Close())
+	}
+	if _, err := ix.writer.Exec("PRAGMA optimize"); err != nil {
+		errs = append(errs, fmt.Errorf("optimize: %w", err))
+	}
+	errs = append(errs, ix.writer.Close())
+	return errors.Join(errs...)
+}
+
+// sqlErr wraps a database error; a busy or locked database is reported as ErrUnavailable, a
+// cancelled context as itself.
+func sqlErr(op string, err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			return fmt.Errorf("%s: %w: %w", op, ErrUnavailable, err)
+		}
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}

@@ -1,0 +1,227 @@
+package search
+
+import (
+	"context"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// normalizeSettings validates attribute names and returns the settings sorted and without
+// duplicates, so equal settings compare equal.
+func normalizeSettings(s Settings) (Settings, error) {
+	norm := func(kind string, attrs []string) ([]string, error) {
+		out := []string{}
+		for _, a := range attrs {
+			if !attrRE.MatchString(a) {
+				return nil, fmt.Errorf("%s attribute %q: use only [A-Za-z0-9_.-]", kind, a)
+			}
+			out = append(out, a)
+		}
+		slices.Sort(out)
+		return slices.Compact(out), nil
+	}
+	f, err := norm("filterable", s.Filterable)
+	if err != nil {
+		return Settings{}, err
+	}
+	so, err := norm("sortable", s.Sortable)
+	if err != nil {
+		return Settings{}, err
+	}
+	return Settings{Filterable: f, Sortable: so}, nil
+}
+
+func settingsEqual(a, b Settings) bool {
+	return slices.Equal(a.Filterable, b.Filterable) && slices.Equal(a.Sortable, b.Sortable)
+}
+
+// loadSettings reads the stored settings (none: nothing is filterable or sortable) and the
+// collection size the planner statistics were last refreshed for (an estimate: the size now).
+func (c *embeddedCollection) loadSettings() error {
+	if err := c.ix.writer.QueryRow(`SELECT count(*) FROM ` + c.name + `_docs`).Scan(&c.analyzedRows); err != nil {
+		return fmt.Errorf("count %s: %w", c.name, err)
+	}
+	var raw string
+	switch err := c.ix.writer.QueryRow(`SELECT value FROM settings WHERE collection = ?`, c.name).Scan(&raw); {
+	case errors.Is(err, sql.ErrNoRows):
+		c.settings = Settings{Filterable: []string{}, Sortable: []string{}}
+		return nil
+	case err != nil:
+		return fmt.Errorf("load %s settings: %w", c.name, err)
+	}
+	var s Settings
+	if err := json.Unmarshal([]byte(raw), &s); err != nil {
+		return fmt.Errorf("load %s settings: %w", c.name, err)
+	}
+	var err error
+	c.settings, err = normalizeSettings(s)
+	return err
+}
+
+// Configure stores new settings: it recomputes every document's facet object (as Meilisearch
+// reindexes on a settings change) and replaces the expression indexes, in one transaction.
+// Unchanged settings cost nothing.
+func (c *embeddedCollection) Configure(ctx context.Context, s Settings) error {
+	s, err := normalizeSettings(s)
+	if err != nil {
+		return fmt.Errorf("configure %s: %w", c.name, err)
+	}
+	c.ix.writeMu.Lock()
+	defer c.ix.writeMu.Unlock()
+	if settingsEqual(s, c.settings) {
+		return nil
+	}
+	tx, err := c.ix.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return sqlErr("configure "+c.name, err)
+	}
+	defer tx.Rollback()
+	if err := c.refacet(ctx, tx, facetSpec{filterable: s.Filterable, sortable: s.Sortable}); err != nil {
+		return sqlErr("configure "+c.name, err)
+	}
+	if err := c.syncIndexes(ctx, tx, s); err != nil {
+		return sqlErr("configure "+c.name, err)
+	}
+	raw, _ := json.Marshal(s)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO settings(collection, value) VALUES (?, ?)
+		ON CONFLICT(collection) DO UPDATE SET value = excluded.value`, c.name, string(raw)); err != nil {
+		return sqlErr("configure "+c.name, err)
+	}
+	// Fresh statistics let the planner choose between a sort index and a filter index.
+	if _, err := tx.ExecContext(ctx, "ANALYZE "+c.name+"_docs"); err != nil {
+		return sqlErr("configure "+c.name, err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := tx.Commit(); err != nil {
+		return sqlErr("configure "+c.name, err)
+	}
+	c.settings = s
+	return nil
+}
+
+// refacet recomputes the flat facet object of every document, in pages by rowid.
+func (c *embeddedCollection) refacet(ctx context.Context, tx *sql.Tx, spec facetSpec) error {
+	upd, err := tx.PrepareContext(ctx, `UPDATE `+c.name+`_docs SET flat = jsonb(?) WHERE seq = ?`)
+	if err != nil {
+		return err
+	}
+	defer upd.Close()
+	type row struct {
+		seq int64
+		doc string
+	}
+	last := int64(-1 << 63)
+	for {
+		rows, err := tx.QueryContext(ctx, `SELECT seq, doc FROM `+c.name+`_docs WHERE seq > ? ORDER BY seq LIMIT 500`, last)
+		if err != nil {
+			return err
+		}
+		var page []row
+		for rows.Next() {
+			var r row
+			if err := rows.Scan(&r.seq, &r.doc); err != nil {
+				rows.Close()
+				return err
+			}
+			page = append(page, r)
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return err
+		}
+		if len(page) == 0 {
+			return nil
+		}
+		for _, r := range page {
+			var v map[string]any
+			if err := json.Unmarshal([]byte(r.doc), &v); err != nil {
+				return fmt.Errorf("document seq %d: %w", r.seq, err)
+			}
+			flat, err := flatFacets(v, spec)
+			if err != nil {
+				return err
+			}
+			if _, err := upd.ExecContext(ctx, flat, r.seq); err != nil {
+				return err
+			}
+		}
+		last = page[len(page)-1].seq
+	}
+}
+
+// indexDefs returns the expression indexes the settings call for, by name. Per filterable
+// attribute: one on its single value, and a partial one listing the documents where it has
+// several values; together they let SQLite answer each condition (value test OR multi-value
+// test, see sqlWhere.cond) with a MULTI-INDEX OR. Per sortable attribute: one per direction,
+// matching sortKey.orderTerms.
+func (c *embeddedCollection) indexDefs(s Settings) map[string]string {
+	defs := map[string]string{}
+	table := c.name + "_docs"
+	col := func(kind, attr string) string { return "json_extract(flat, " + flatPath(kind, attr) + ")" }
+	name := c.indexName
+	for _, a := range s.Filterable {
+		defs[name("v", a)] = fmt.Sprintf(`CREATE INDEX %q ON %s(%s)`, name("v", a), table, col("v", a))
+		f := col("f", a)
+		defs[name("m", a)] = fmt.Sprintf(`CREATE INDEX %q ON %s(%s) WHERE %s >= %d`, name("m", a), table, f, f, flagMulti)
+	}
+	for _, a := range s.Sortable {
+		x := col("<", a)
+		defs[name("a", a)] = fmt.Sprintf(`CREATE INDEX %q ON %s(%s IS NULL, %s)`, name("a", a), table, x, x)
+		x = col(">", a)
+		defs[name("d", a)] = fmt.Sprintf(`CREATE INDEX %q ON %s(%s IS NULL, typeof(%s) = 'text', %s DESC)`, name("d", a), table, x, x, x)
+	}
+	return defs
+}
+
+// indexName names the expression index of one kind ("v", "m", "a", "d") on an attribute.
+func (c *embeddedCollection) indexName(kind, attr string) string {
+	return c.name + "_x_" + kind + "_" + hex.EncodeToString([]byte(attr))
+}
+
+// sortIndexName names the index walked for a sort key on a declared sortable attribute.
+func (c *embeddedCollection) sortIndexName(k sortKey) string {
+	if k.desc {
+		return c.indexName("d", k.attr)
+	}
+	return c.indexName("a", k.attr)
+}
+
+func (c *embeddedCollection) syncIndexes(ctx context.Context, tx *sql.Tx, s Settings) error {
+	want := c.indexDefs(s)
+	rows, err := tx.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = ? AND name LIKE ?`,
+		c.name+"_docs", c.name+"_x_%")
+	if err != nil {
+		return err
+	}
+	var have []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return err
+		}
+		have = append(have, n)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return err
+	}
+	for _, n := range have {
+		if _, ok := want[n]; ok {
+			delete(want, n)
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("DROP INDEX %q", n)); err != nil {
+			return err
+		}
+	}
+	for _, ddl := range want {
+		if _, err := tx.ExecContext(ctx, ddl); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,305 @@
+package search
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/meilisearch/meilisearch-go"
+)
+
+// meiliCollection is one Meilisearch index.
+type meiliCollection struct {
+	ix  *meiliIndex
+	uid string
+}
+
+var _ Collection = (*meiliCollection)(nil)
+
+// index returns a fresh handle: meilisearch-go's index handles keep mutable state, so none
+// is shared between goroutines.
+func (c *meiliCollection) index() meilisearch.IndexManager { return c.ix.client.Index(c.uid) }
+
+// ensureIndex creates the index with primary key "id", or checks the existing one.
+func (c *meiliCollection) ensureIndex(ctx context.Context) error {
+	rctx, cancel := c.ix.requestCtx(ctx)
+	info, err := c.ix.client.CreateIndexWithContext(rctx, &meilisearch.IndexConfig{Uid: c.uid, PrimaryKey: "id"})
+	cancel()
+	if err != nil {
+		return c.ix.classify("create index "+c.uid, err)
+	}
+	err = c.ix.waitTask(ctx, "create index "+c.uid, info)
+	var te *TaskError
+	switch {
+	case err == nil:
+		return nil
+	case !errors.As(err, &te) || te.Code != "index_already_exists":
+		return err
+	}
+	rctx, cancel = c.ix.requestCtx(ctx)
+	res, err := c.ix.client.GetIndexWithContext(rctx, c.uid)
+	cancel()
+	if err != nil {
+		return c.ix.classify("get index "+c.uid, err)
+	}
+	switch res.PrimaryKey {
+	case "id":
+		return nil
+	case "":
+		// Created elsewhere without a key: set it (Meilisearch allows that while the index
+		// is empty; otherwise the task fails and says why).
+		rctx, cancel = c.ix.requestCtx(ctx)
+		info, err := c.index().UpdateIndexWithContext(rctx, &meilisearch.UpdateIndexRequestParams{PrimaryKey: "id"})
+		cancel()
+		if err != nil {
+			return c.ix.classify("set primary key of "+c.uid, err)
+		}
+		return c.ix.waitTask(ctx, "set primary key of "+c.uid, info)
+	}
+	return fmt.Errorf("index %s has primary key %q, want \"id\"", c.uid, res.PrimaryKey)
+}
+
+// Configure updates filterable and sortable attributes and the ranking rules, but only those
+// that differ from the server's settings, and waits for the tasks.
+func (c *meiliCollection) Configure(ctx context.Context, s Settings) error {
+	op := "configure " + c.uid
+	s, err := normalizeSettings(s)
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	rctx, cancel := c.ix.requestCtx(ctx)
+	cur, err := c.index().GetSettingsWithContext(rctx)
+	cancel()
+	if err != nil {
+		return c.ix.classify(op, err)
+	}
+	sorted := func(a []string) []string {
+		a = slices.Clone(a)
+		slices.Sort(a)
+		return slices.Compact(a)
+	}
+	var tasks []*meilisearch.TaskInfo
+	update := func(what string, send func(context.Context) (*meilisearch.TaskInfo, error)) error {
+		rctx, cancel := c.ix.requestCtx(ctx)
+		defer cancel()
+		info, err := send(rctx)
+		if err != nil {
+			return c.ix.classify(op+": "+what, err)
+		}
+		tasks = append(tasks, info)
+		return nil
+	}
+	if !slices.Equal(sorted(cur.FilterableAttributes), s.Filterable) {
+		attrs := make([]interface{}, len(s.Filterable))
+		for i, a := range s.Filterable {
+			attrs[i] = a
+		}
+		if err := update("filterable attributes", func(ctx context.Context) (*meilisearch.TaskInfo, error) {
+			return c.index().UpdateFilterableAttributesWithContext(ctx, &attrs)
+		}); err != nil {
+			return err
+		}
+	}
+	if !slices.Equal(sorted(cur.SortableAttributes), s.Sortable) {
+		if err := update("sortable attributes", func(ctx context.Context) (*meilisearch.TaskInfo, error) {
+			return c.index().UpdateSortableAttributesWithContext(ctx, &s.Sortable)
+		}); err != nil {
+			return err
+		}
+	}
+	if !slices.Equal(cur.RankingRules, meiliRankingRules) {
+		rules := slices.Clone(meiliRankingRules)
+		if err := update("ranking rules", func(ctx context.Context) (*meilisearch.TaskInfo, error) {
+			return c.index().UpdateRankingRulesWithContext(ctx, &rules)
+		}); err != nil {
+			return err
+		}
+	}
+	for _, t := range tasks {
+		if err := c.ix.waitTask(ctx, op, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Upsert validates every document, sends them in batches (by count and bytes), then waits
+// for every task and reports the first that failed.
+func (c *meiliCollection) Upsert(ctx context.Context, docs []json.RawMessage) error {
+	if _, err := parseDocs(docs); err != nil {
+		return fmt.Errorf("upsert into %s: %w", c.uid, err)
+	}
+	return c.addDocuments(ctx, docs)
+}
+
+// addDocuments is Upsert without the validation.
+func (c *meiliCollection) addDocuments(ctx context.Context, docs []json.RawMessage) error {
+	op := "upsert into " + c.uid
+	var tasks []*meilisearch.TaskInfo
+	send := func(batch []byte) error {
+		rctx, cancel := c.ix.requestCtx(ctx)
+		defer cancel()
+		// A []byte body is sent as is, no re-encoding.
+		info, err := c.index().AddDocumentsWithContext(rctx, batch, nil)
+		if err != nil {
+			return c.ix.classify(op, err)
+		}
+		tasks = append(tasks, info)
+		return nil
+	}
+	var buf bytes.Buffer
+	n := 0
+	for _, d := range docs {
+		if n > 0 && (n == meiliBatchDocs || buf.Len()+len(d)+2 > meiliBatchBytes) {
+			buf.WriteByte(']')
+			if err := send(buf.Bytes()); err != nil {
+				return err
+			}
+			buf.Reset()
+			n = 0
+		}
+		if n == 0 {
+			buf.WriteByte('[')
+		} else {
+			buf.WriteByte(',')
+		}
+		buf.Write(d)
+		n++
+	}
+	if n > 0 {
+		buf.WriteByte(']')
+		if err := send(buf.Bytes()); err != nil {
+			return err
+		}
+	}
+	for _, t := range tasks {
+		if err := c.ix.waitTask(ctx, op, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Delete removes documents by id; ids that cannot be stored are skipped.
+func (c *meiliCollection) Delete(ctx context.Context, ids []string) error {
+	op := "delete from " + c.uid
+	valid := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if ValidateID(id) {
+			valid = append(valid, id)
+		}
+	}
+	var tasks []*meilisearch.TaskInfo
+	for chunk := range slices.Chunk(valid, meiliBatchDocs) {
+		rctx, cancel := c.ix.requestCtx(ctx)
+		info, err := c.index().DeleteDocumentsWithContext(rctx, chunk, nil)
+		cancel()
+		if err != nil {
+			return c.ix.classify(op, err)
+		}
+		tasks = append(tasks, info)
+	}
+	for _, t := range tasks {
+		if err := c.ix.waitTask(ctx, op, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DeleteByFilter removes the matching documents. Meilisearch reports a bad filter through
+// the task (invalid_document_filter), which maps to ErrInvalidFilter.
+func (c *meiliCollection) DeleteByFilter(ctx context.Context, filter string) error {
+	op := "delete from " + c.uid + " by filter"
+	if strings.TrimSpace(filter) == "" {
+		return fmt.Errorf("%s: %w: empty filter", op, ErrInvalidFilter)
+	}
+	rctx, cancel := c.ix.requestCtx(ctx)
+	info, err := c.index().DeleteDocumentsByFilterWithContext(rctx, filter, nil)
+	cancel()
+	if err != nil {
+		return c.ix.classify(op, err)
+	}
+	return c.ix.waitTask(ctx, op, info)
+}
+
+// Search runs a search with matchingStrategy "all" (every word must match, as on the
+// embedded backend).
+func (c *meiliCollection) Search(ctx context.Context, q Query) (Result, error) {
+	op := "search " + c.uid
+	limit, offset := pageBounds(q)
+	req := &meilisearch.SearchRequest{
+		Query:            q.Q,
+		Sort:             q.Sort,
+		Offset:           int64(offset),
+		Limit:            int64(max(limit, 1)), // 0 would mean the default; hits past the cap are empty anyway
+		MatchingStrategy: meilisearch.All,
+	}
+	if strings.TrimSpace(q.Filter) != "" {
+		req.Filter = q.Filter
+	}
+	rctx, cancel := c.ix.requestCtx(ctx)
+	raw, err := c.index().SearchRawWithContext(rctx, q.Q, req)
+	cancel()
+	if err != nil {
+		return Result{}, c.ix.classify(op, err)
+	}
+	var resp struct {
+		Hits               []json.RawMessage `json:"hits"`
+		EstimatedTotalHits int64             `json:"estimatedTotalHits"`
+	}
+	if err := json.Unmarshal(*raw, &resp); err != nil {
+		return Result{}, fmt.Errorf("%s: decode response: %w", op, err)
+	}
+	if limit == 0 {
+		resp.Hits = nil
+	}
+	if resp.Hits == nil {
+		resp.Hits = []json.RawMessage{}
+	}
+	return Result{Hits: resp.Hits, Total: min(resp.EstimatedTotalHits, MaxTotalHits)}, nil
+}
+
+// Count returns the number of documents.
+func (c *meiliCollection) Count(ctx context.Context) (int64, error) {
+	rctx, cancel := c.ix.requestCtx(ctx)
+	defer cancel()
+	st, err := c.index().GetStatsWithContext(rctx, nil)
+	if err != nil {
+		return 0, c.ix.classify("count "+c.uid, err)
+	}
+	return st.NumberOfDocuments, nil
+}
+
+// IDs pages through GetDocuments, fetching only the id field. (The search endpoint stops at
+// MaxTotalHits; the documents endpoint does not.)
+func (c *meiliCollection) IDs(ctx context.Context, fn func(id string) error) error {
+	const page = 1000
+	for offset := int64(0); ; offset += page {
+		var res meilisearch.DocumentsResult
+		rctx, cancel := c.ix.requestCtx(ctx)
+		err := c.index().GetDocumentsWithContext(rctx, &meilisearch.DocumentsQuery{
+			Offset: offset, Limit: page, Fields: []string{"id"},
+		}, &res)
+		cancel()
+		if err != nil {
+			return c.ix.classify("list "+c.uid+" ids", err)
+		}
+		for _, hit := range res.Results {
+			var id string
+			if err := json.Unmarshal(hit["id"], &id); err != nil {
+				return fmt.Errorf("list %s ids: document without a string id: %w", c.uid, err)
+			}
+			if err := fn(id); err != nil {
+				return err
+			}
+		}
+		if len(res.Results) < page {
+			return nil
+		}
+	}
+}
