@@ -103,12 +103,15 @@ const (
 	FieldHasArchivePaths = "has_archive_paths"
 	FieldOffline         = "offline"
 	FieldUID             = "uid"
+	// FieldFailures maps a module name to its parked job's {reason, attempts, at}: the daemon
+	// records why a module gave up on the file, and the file moves on down the chain.
+	FieldFailures = "failures"
 )
 
 // coreFields lists the core fields in the order upstream writes them. Job fields added to queue
 // items (see item.go) are core too.
 var coreFields = []string{FieldID, FieldPaths, FieldMtime, FieldSize, FieldType, FieldNext,
-	FieldPathsList, FieldCopies, FieldVersion, FieldHasArchivePaths, FieldOffline, FieldUID}
+	FieldPathsList, FieldCopies, FieldVersion, FieldHasArchivePaths, FieldOffline, FieldUID, FieldFailures}
 
 // IsCoreField reports whether a top-level key is owned by the daemon. The comparison is exact:
 // JSON keys are case-sensitive, so "ID" is an ordinary module field (the merger may still
@@ -135,6 +138,8 @@ type Document struct {
 	Version         int
 	HasArchivePaths bool
 	Offline         bool
+	// Failures is the `failures` object, omitted when empty.
+	Failures json.RawMessage
 	// Fields holds the module-owned top-level fields, raw. Never a core field.
 	Fields map[string]json.RawMessage
 }
@@ -180,6 +185,11 @@ func (d Document) MarshalJSON() ([]byte, error) {
 			return nil, err
 		}
 	}
+	if len(d.Failures) > 0 && string(d.Failures) != "{}" && string(d.Failures) != "null" {
+		if err := w(FieldFailures, d.Failures); err != nil {
+			return nil, err
+		}
+	}
 	keys := make([]string, 0, len(d.Fields))
 	for k := range d.Fields {
 		if !IsCoreField(k) {
@@ -214,7 +224,7 @@ func (d *Document) UnmarshalJSON(data []byte) error {
 	for _, f := range []field{{FieldID, &d.ID}, {FieldPaths, &d.Paths}, {FieldMtime, &d.Mtime},
 		{FieldSize, &d.Size}, {FieldType, &d.Type}, {FieldNext, &d.Next},
 		{FieldPathsList, &d.PathsList}, {FieldCopies, &d.Copies}, {FieldVersion, &d.Version},
-		{FieldHasArchivePaths, &d.HasArchivePaths}, {FieldOffline, &d.Offline}} {
+		{FieldHasArchivePaths, &d.HasArchivePaths}, {FieldOffline, &d.Offline}, {FieldFailures, &d.Failures}} {
 		v, ok := raw[f.k]
 		if !ok || string(v) == "null" {
 			continue

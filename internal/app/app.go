@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/homeindex/homeindex/internal/catalog"
+	"github.com/homeindex/homeindex/internal/chunk"
 	"github.com/homeindex/homeindex/internal/config"
 	"github.com/homeindex/homeindex/internal/drives"
 	"github.com/homeindex/homeindex/internal/filesync"
@@ -75,6 +76,7 @@ func Open(ctx context.Context, cfg *config.Config, log zerolog.Logger) (*App, er
 		FirstModule: func() string { return firstModule(cfg) },
 	}, cat, archive, a.Markers, logging.Component(log, "sync"))
 	a.Outbox = outbox.New(cat, a.Store, a.Index, a.Markers, logging.Component(log, "outbox"))
+	a.Outbox.ChunkOptions = chunk.Options{Tokens: cfg.Pipeline.ChunkTokens, Overlap: cfg.Pipeline.ChunkOverlap}
 	a.Outbox.Configure = func(ctx context.Context) error { return ConfigureIndex(ctx, a.Index, cfg) }
 	return a, nil
 }

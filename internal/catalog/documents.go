@@ -120,15 +120,18 @@ type querier interface {
 
 func renderDocument(ctx context.Context, q querier, id string) (protocol.Document, DocState, error) {
 	var d protocol.Document
-	var fields string
+	var fields, failures string
 	var retired bool
-	err := q.QueryRowContext(ctx, `SELECT id, type, size, next, fields, version, retired FROM documents WHERE id = ?`, id).
-		Scan(&d.ID, &d.Type, &d.Size, &d.Next, &fields, &d.Version, &retired)
+	err := q.QueryRowContext(ctx, `SELECT id, type, size, next, fields, version, retired, failures FROM documents WHERE id = ?`, id).
+		Scan(&d.ID, &d.Type, &d.Size, &d.Next, &fields, &d.Version, &retired, &failures)
 	if errors.Is(err, sql.ErrNoRows) {
 		return d, DocMissing, nil
 	}
 	if err != nil {
 		return d, DocMissing, fmt.Errorf("catalog: render %s: %w", id, err)
+	}
+	if failures != "" && failures != "{}" {
+		d.Failures = json.RawMessage(failures)
 	}
 	if fields != "" && fields != "{}" {
 		if err := json.Unmarshal([]byte(fields), &d.Fields); err != nil {

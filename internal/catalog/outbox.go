@@ -11,7 +11,13 @@ const (
 	KeyDoc   = "doc:"
 	KeyPath  = "path:"
 	KeyDrive = "drive:"
+	// KeyChunks ("chunks:<id>/<module>") re-chunks a module's content.json into chunks.json and
+	// the chunk index.
+	KeyChunks = "chunks:"
 )
+
+// ChunksKey builds the chunks outbox key.
+func ChunksKey(id, module string) string { return KeyChunks + id + "/" + module }
 
 // DocKey, PathKey and DriveKey build outbox keys.
 func DocKey(id string) string     { return KeyDoc + id }
@@ -28,7 +34,12 @@ func (t *Tx) Dirty(ctx context.Context, keys ...string) error {
 			}
 		}
 		t.seq++
-		indexDone := !strings.HasPrefix(k, KeyDoc)
+		indexDone := !strings.HasPrefix(k, KeyDoc) && !strings.HasPrefix(k, KeyChunks)
+		if id, ok := strings.CutPrefix(k, KeyDoc); ok {
+			if err := t.refreshDispatch(ctx, id); err != nil {
+				return err
+			}
+		}
 		_, err := t.tx.ExecContext(ctx, `INSERT INTO outbox(key, seq, meta_done, index_done) VALUES(?, ?, 0, ?)
 			ON CONFLICT(key) DO UPDATE SET seq = excluded.seq, meta_done = 0, index_done = excluded.index_done`,
 			k, t.seq, indexDone)

@@ -16,9 +16,17 @@ CREATE TABLE IF NOT EXISTS documents (
 	next    TEXT NOT NULL DEFAULT '',
 	fields  TEXT NOT NULL DEFAULT '{}',
 	version INTEGER NOT NULL,
-	retired INTEGER NOT NULL DEFAULT 0
+	retired INTEGER NOT NULL DEFAULT 0,
+	-- failures: module name → {reason, attempts, at} of a parked job (core-owned).
+	failures TEXT NOT NULL DEFAULT '{}',
+	-- Dispatch order, kept by Tx.Dirty: tier 0 = a path on a present drive, 1 = other available
+	-- path, NULL = no available path (offline: its jobs wait); path = the path modules open.
+	dispatch_tier INTEGER,
+	dispatch_path TEXT
 );
 CREATE INDEX IF NOT EXISTS documents_next ON documents(next) WHERE next != '';
+CREATE INDEX IF NOT EXISTS documents_dispatch ON documents(next, dispatch_tier, dispatch_path)
+	WHERE next != '' AND retired = 0 AND dispatch_tier IS NOT NULL;
 -- One row per path (relative to INDEX_DIRECTORY). dev/ino/size/mtime_ns are the hash-cache key:
 -- unchanged means the file is never read again. ino = 0 marks a row imported from a legacy
 -- metadata directory (no stat known yet).
@@ -49,4 +57,27 @@ CREATE TABLE IF NOT EXISTS outbox (
 	index_done INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS outbox_seq ON outbox(seq);
+-- One row per (document, module) job that is dispatched (state queued: its item is in Redis)
+-- or parked (failed MAX_ATTEMPTS times). token is the dispatch token carried by the item.
+CREATE TABLE IF NOT EXISTS jobs (
+	doc_id   TEXT NOT NULL,
+	module   TEXT NOT NULL,
+	token    TEXT NOT NULL,
+	attempt  INTEGER NOT NULL,
+	state    TEXT NOT NULL,
+	reason   TEXT NOT NULL DEFAULT '',
+	since    INTEGER NOT NULL,
+	updated  INTEGER NOT NULL,
+	PRIMARY KEY (doc_id, module)
+);
+CREATE INDEX IF NOT EXISTS jobs_module_state ON jobs(module, state);
+-- Every merged result, by its job token: a replay finds its row and changes nothing; counting
+-- rows per (document, module) shows double merges.
+CREATE TABLE IF NOT EXISTS merges (
+	doc_id TEXT NOT NULL,
+	module TEXT NOT NULL,
+	token  TEXT NOT NULL,
+	at     INTEGER NOT NULL,
+	PRIMARY KEY (doc_id, module, token)
+);
 `

@@ -9,6 +9,7 @@ package outbox
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/homeindex/homeindex/internal/catalog"
+	"github.com/homeindex/homeindex/internal/chunk"
 	"github.com/homeindex/homeindex/internal/metadata"
 	"github.com/homeindex/homeindex/internal/search"
 )
@@ -38,6 +40,8 @@ type Applier struct {
 	Batch int
 	// RetryInterval is how long Run waits before retrying failed parts.
 	RetryInterval time.Duration
+	// ChunkOptions are CHUNK_TOKENS and CHUNK_OVERLAP.
+	ChunkOptions chunk.Options
 	// Configure, when set, applies index settings; it runs before the first index write and
 	// again after a failure, so a search backend that was down at start is set up on return.
 	Configure  func(ctx context.Context) error
@@ -51,7 +55,7 @@ type Applier struct {
 // New builds an Applier.
 func New(cat *catalog.Catalog, store *metadata.Store, index search.Index, markers MarkerUpdater, log zerolog.Logger) *Applier {
 	return &Applier{cat: cat, store: store, index: index, markers: markers, log: log,
-		wake: make(chan struct{}, 1), Batch: 1000, RetryInterval: 5 * time.Second}
+		wake: make(chan struct{}, 1), Batch: 1000, RetryInterval: 5 * time.Second, ChunkOptions: chunk.DefaultOptions}
 }
 
 // Result says what one drain did and what is left.
@@ -182,6 +186,16 @@ func (a *Applier) round(ctx context.Context, entries []catalog.OutboxEntry, inde
 		case strings.HasPrefix(e.Key, catalog.KeyPath):
 			e.MetaDone = a.applyPath(ctx, strings.TrimPrefix(e.Key, catalog.KeyPath))
 			e.IndexDone = true
+		case strings.HasPrefix(e.Key, catalog.KeyChunks):
+			if err := a.applyChunks(ctx, e, *indexOK); err != nil {
+				var ie indexError
+				if !errors.As(err, &ie) {
+					return err
+				}
+				*indexOK = false
+				res.IndexErr = err
+				a.log.Warn().Err(err).Msg("chunk index not updated; will retry")
+			}
 		case strings.HasPrefix(e.Key, catalog.KeyDrive):
 			e.MetaDone = a.applyDrive(ctx, strings.TrimPrefix(e.Key, catalog.KeyDrive))
 			e.IndexDone = true
