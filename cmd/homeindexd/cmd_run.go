@@ -41,9 +41,14 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 		return err
 	}
 
+	pipe := a.NewPipeline() // nil without MODULES
+	checks := []httpapi.Check{{Name: "catalog", Fn: a.Catalog.Ping}}
+	if pipe != nil {
+		checks = append(checks, httpapi.Check{Name: "redis", Fn: pipe.Ping})
+	}
 	var srv *httpapi.Server
 	if cfg.HTTPAddr != "" {
-		srv, err = httpapi.New(cfg.HTTPAddr, []httpapi.Check{{Name: "catalog", Fn: a.Catalog.Ping}})
+		srv, err = httpapi.New(cfg.HTTPAddr, checks)
 		if err != nil {
 			return fmt.Errorf("http: %w", err)
 		}
@@ -54,6 +59,9 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 	defer cancel()
 	sched := scheduler.New(cfg.Schedule, func(ctx context.Context, reason string) error {
 		_, err := a.SyncOnce(ctx, reason)
+		if pipe != nil {
+			pipe.Wake()
+		}
 		return err
 	}, logging.Component(log, "scheduler"))
 
@@ -75,6 +83,9 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 	})
 	if srv != nil {
 		spawn("http", srv.Serve)
+	}
+	if pipe != nil {
+		spawn("pipeline", func() error { return pipe.Run(ctx) })
 	}
 
 	var runErr error

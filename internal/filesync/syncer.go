@@ -26,6 +26,9 @@ type Config struct {
 	BatchSize   int // changes per transaction (default 2000)
 	// FirstModule returns the `next` of a new document ("" without modules).
 	FirstModule func() string
+	// DriveAppeared, when set, is called after a sync in which a drive became present (the
+	// dispatcher puts the drive's jobs first).
+	DriveAppeared func(name string)
 	Now         func() time.Time
 }
 
@@ -105,6 +108,7 @@ func (r *syncRun) do(ctx context.Context) error {
 	if err := r.refreshDrives(ctx); err != nil {
 		return err
 	}
+	r.announceDrives() // known documents of a returning drive go first at once
 	if err := r.walk(ctx); err != nil {
 		return err
 	}
@@ -114,6 +118,7 @@ func (r *syncRun) do(ctx context.Context) error {
 	if err := r.detectRenamedDrives(ctx); err != nil {
 		return err
 	}
+	r.announceDrives() // and again with the files this walk found on it
 	return r.s.markers.UpdateAll(ctx, r.present, r.changedDrives)
 }
 
@@ -208,3 +213,15 @@ func (r *syncRun) driveOf(rel string) string {
 }
 
 var _ = scanner.TruncateMtime
+
+func (r *syncRun) announceDrives() {
+	if r.s.cfg.DriveAppeared == nil {
+		return
+	}
+	for d := range r.newDrives {
+		r.s.cfg.DriveAppeared(d)
+	}
+}
+
+// SetDriveAppeared sets the hook called when a drive becomes present (before any Sync).
+func (s *Syncer) SetDriveAppeared(fn func(name string)) { s.cfg.DriveAppeared = fn }

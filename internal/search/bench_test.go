@@ -14,9 +14,12 @@ import (
 )
 
 // Benchmarks of the embedded backend over 100k Home-Index-like documents. The search
-// benchmarks share one fixture built once per run; run them with
+// benchmarks share one fixture built once per run (about 10 s). Run them with
 //
-//	go test -run '^$' -bench . -benchtime 2000x ./internal/search/
+//	go test -run '^$' -bench EmbeddedSearch -benchtime 1000x ./internal/search/
+//	go test -run '^$' -bench EmbeddedIngest -benchtime 1x ./internal/search/
+//
+// (an iteration count given to -bench . would also apply to the 10-second ingest).
 
 const benchDocs = 100_000
 

@@ -297,15 +297,35 @@ func runConformance(t *testing.T, open func(t *testing.T) Index) {
 	t.Run("ids page through large collections", func(t *testing.T) {
 		t.Parallel()
 		c := open(t).Chunks()
+		if err := c.Configure(ctxT(t), Settings{Filterable: []string{"n", "even"}, Sortable: []string{"n"}}); err != nil {
+			t.Fatal(err)
+		}
 		const n = 2500
 		docs := make([]json.RawMessage, n)
 		want := make([]string, n)
 		for i := range docs {
 			want[i] = fmt.Sprintf("c%05d", i)
-			docs[i] = json.RawMessage(fmt.Sprintf(`{"id":%q,"text":"chunk %d"}`, want[i], i))
+			docs[i] = json.RawMessage(fmt.Sprintf(`{"id":%q,"text":"chunk %d","n":%d,"even":%t}`, want[i], i, i, i%2 == 0))
 		}
 		if err := c.Upsert(ctxT(t), docs); err != nil {
 			t.Fatal(err)
+		}
+		// Queries matching more than MaxTotalHits documents and fewer (the embedded backend
+		// reads them differently), with and without text.
+		for _, tc := range []struct {
+			q    Query
+			want string
+		}{
+			{Query{Filter: "even = true", Sort: []string{"n:desc"}, Limit: 3}, "c02498 c02496 c02494"},
+			{Query{Filter: "even = true", Sort: []string{"n:asc"}, Limit: 2, Offset: 10}, "c00020 c00022"},
+			{Query{Filter: "even = true AND n < 50", Sort: []string{"n:desc"}, Limit: 2}, "c00048 c00046"},
+			{Query{Filter: "n >= 2497", Limit: 5}, "c02497 c02498 c02499"},
+			{Query{Q: "chunk", Sort: []string{"n:desc"}, Limit: 2}, "c02499 c02498"},
+			{Query{Q: "chunk 1234"}, "c01234"},
+		} {
+			if got := idList(search(t, c, tc.q)); got != tc.want {
+				t.Errorf("%+v: got [%s], want [%s]", tc.q, got, tc.want)
+			}
 		}
 		var got []string
 		if err := c.IDs(ctxT(t), func(id string) error { got = append(got, id); return nil }); err != nil {

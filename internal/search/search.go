@@ -47,7 +47,8 @@ type Query struct {
 	// Filter is a Meilisearch filter expression over filterable attributes ("" for none).
 	Filter string
 	// Sort lists "attribute:asc" or "attribute:desc" over sortable attributes. Sort takes
-	// precedence over text relevance on both backends. Missing values sort last.
+	// precedence over text relevance on both backends (on Meilisearch once Configure has
+	// put its sort ranking rule first). Numbers sort before strings, missing values last.
 	Sort []string
 	// Limit is the maximum number of hits (0 means DefaultLimit). Offset skips hits.
 	// Only the first MaxTotalHits matches can be returned, as in Meilisearch.

@@ -1,0 +1,382 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/homeindex/homeindex/internal/catalog"
+	"github.com/homeindex/homeindex/internal/logging"
+	"github.com/homeindex/homeindex/internal/merge"
+	"github.com/homeindex/homeindex/internal/queue"
+	"github.com/homeindex/homeindex/internal/reaper"
+	"github.com/homeindex/homeindex/internal/scheduler"
+	"github.com/homeindex/homeindex/internal/state"
+)
+
+// Lock timing: the active daemon renews every lockTTL/3; a standby takes over within lockTTL
+// of the active one dying.
+const (
+	lockTTL       = 15 * time.Second
+	epochEvery    = 5 * time.Second
+	metaEpochKey  = "redis_epoch"
+	connectBackof = 5 * time.Second
+)
+
+// Pipeline runs the module pipeline: dispatcher, reaper and merger, while this daemon holds
+// the Redis lock.
+type Pipeline struct {
+	app   *App
+	log   zerolog.Logger
+	owner string
+	// Set once running; read from other goroutines (HTTP, scheduler), hence atomic.
+	qp        atomic.Pointer[queue.Client]
+	dp        atomic.Pointer[scheduler.Dispatcher]
+	rp        atomic.Pointer[reaper.Reaper]
+	mp        atomic.Pointer[merge.Merger]
+	ready     chan struct{}
+	readyOnce sync.Once
+}
+
+// Queue, Dispatcher, Reaper and Merger return the running parts (nil before Ready).
+func (p *Pipeline) Queue() *queue.Client              { return p.qp.Load() }
+func (p *Pipeline) Dispatcher() *scheduler.Dispatcher { return p.dp.Load() }
+func (p *Pipeline) Reaper() *reaper.Reaper            { return p.rp.Load() }
+func (p *Pipeline) Merger() *merge.Merger             { return p.mp.Load() }
+func (p *Pipeline) q() *queue.Client                  { return p.qp.Load() }
+
+// NewPipeline builds the pipeline for the configured modules (nil when there are none).
+func (a *App) NewPipeline() *Pipeline {
+	if len(a.Config.Modules) == 0 {
+		return nil
+	}
+	host, _ := os.Hostname()
+	p := &Pipeline{app: a, log: logging.Component(a.Log, "pipeline"),
+		owner: fmt.Sprintf("%s:%d:%d", host, os.Getpid(), time.Now().UnixNano()), ready: make(chan struct{})}
+	a.Syncer.SetDriveAppeared(func(string) {
+		if d := p.Dispatcher(); d != nil {
+			d.DriveAppeared()
+		}
+	})
+	return p
+}
+
+// Ready is closed once the pipeline holds the lock and runs.
+func (p *Pipeline) Ready() <-chan struct{} { return p.ready }
+
+// Wake asks the dispatcher to refill (after a sync).
+func (p *Pipeline) Wake() {
+	if d := p.Dispatcher(); d != nil {
+		d.Wake()
+	}
+}
+
+// Run connects to Redis, waits for the daemon lock (a second daemon on the same Redis is a
+// standby), prepares Redis from the catalog and runs the loops until ctx ends.
+func (p *Pipeline) Run(ctx context.Context) error {
+	q, err := p.connect(ctx)
+	if err != nil || q == nil {
+		return err
+	}
+	p.qp.Store(q)
+	defer q.Close()
+	for ctx.Err() == nil {
+		ok, err := q.AcquireLock(ctx, p.owner, lockTTL)
+		if err == nil && !ok {
+			holder, _, _ := q.LockHolder(ctx)
+			p.log.Info().Str("holder", holder).Msg("standby: another homeindexd holds the Redis lock; waiting to take over")
+			err = q.WaitLock(ctx, p.owner, lockTTL, time.Second)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			p.log.Warn().Err(err).Msg("daemon lock not taken; retrying")
+			if !sleepCtx(ctx, connectBackof) {
+				return nil
+			}
+			continue
+		}
+		p.log.Info().Str("owner", p.owner).Msg("holding the Redis lock: this daemon is active")
+		err = p.active(ctx)
+		if errors.Is(err, queue.ErrLockLost) {
+			p.log.Warn().Msg("daemon lock lost: another homeindexd took over; back to standby")
+			continue
+		}
+		_ = q.ReleaseLock(context.WithoutCancel(ctx), p.owner)
+		return err
+	}
+	return nil
+}
+
+// connect dials Redis until it answers or ctx ends, logging once per outage.
+func (p *Pipeline) connect(ctx context.Context) (*queue.Client, error) {
+	r := p.app.Config.Redis
+	opts := queue.Options{Addr: r.Addr, Username: r.Username, Password: r.Password, DB: r.DB, TLS: r.TLS, CAFile: r.CAFile}
+	logged := false
+	for {
+		q, err := queue.Connect(ctx, opts, logging.Component(p.app.Log, "redis"))
+		if err == nil {
+			return q, nil
+		}
+		if errors.Is(err, queue.ErrRedisTooOld) {
+			return nil, err
+		}
+		if !logged {
+			p.log.Warn().Err(err).Str("redis", opts.String()).Msg("redis unreachable; retrying every 5 s")
+			logged = true
+		}
+		if !sleepCtx(ctx, connectBackof) {
+			return nil, nil
+		}
+	}
+}
+
+// active prepares Redis and runs the loops while the lock is held.
+func (p *Pipeline) active(ctx context.Context) error {
+	if err := p.checkEpoch(ctx); err != nil {
+		return err
+	}
+	if err := p.applyModuleChanges(ctx); err != nil {
+		return err
+	}
+	if err := p.retryParked(ctx); err != nil {
+		return err
+	}
+	cfg := p.app.Config
+	policy := queue.RetryPolicy{MaxAttempts: cfg.Pipeline.MaxAttempts, Base: cfg.Pipeline.RetryBase, Max: cfg.Pipeline.RetryMax}
+	var mods []scheduler.Module
+	var qmods []queue.Module
+	for _, m := range cfg.Modules {
+		w := m.Window
+		if w == 0 {
+			w = cfg.Pipeline.DispatchWindow
+		}
+		mods = append(mods, scheduler.Module{Name: m.Name, UID: m.UID, Window: w})
+		qmods = append(qmods, queue.Module{Name: m.Name, UID: m.UID})
+	}
+	names := cfg.ModuleNames()
+	q := p.q()
+	disp := scheduler.NewDispatcher(p.app.Catalog, q, mods, logging.Component(p.app.Log, "dispatch"))
+	reap := reaper.New(reaper.Config{Modules: qmods, Pipeline: names, Policy: policy, Interval: cfg.Pipeline.ReapInterval},
+		q, p.app.Catalog, logging.Component(p.app.Log, "reaper"))
+	reap.OnChange = func() { disp.Wake(); p.app.Outbox.Wake() }
+	merger := merge.New(merge.Config{Pipeline: names, Policy: policy}, q, p.app.Catalog, p.app.Store, logging.Component(p.app.Log, "merge"))
+	merger.OnMerged(func(string, string) { disp.Wake(); p.app.Outbox.Wake() })
+	p.dp.Store(disp)
+	p.rp.Store(reap)
+	p.mp.Store(merger)
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var wg sync.WaitGroup
+	run := func(name string, fn func(context.Context) error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := fn(ctx); err != nil {
+				cancel(fmt.Errorf("%s: %w", name, err))
+			}
+		}()
+	}
+	run("dispatcher", disp.Run)
+	run("reaper", reap.Run)
+	run("merger", merger.Run)
+	run("lock", p.keepLock)
+	run("epoch", p.watchEpoch)
+	p.readyOnce.Do(func() { close(p.ready) })
+	<-ctx.Done()
+	wg.Wait()
+	if err := context.Cause(ctx); !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
+
+// keepLock renews the lock; losing it stops the loops (ErrLockLost).
+func (p *Pipeline) keepLock(ctx context.Context) error {
+	t := time.NewTicker(lockTTL / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		if err := p.q().RenewLock(ctx, p.owner, lockTTL); errors.Is(err, queue.ErrLockLost) {
+			return err
+		} else if err != nil && ctx.Err() == nil {
+			p.log.Warn().Err(err).Msg("lock not renewed; retrying")
+		}
+	}
+}
+
+// watchEpoch notices Redis losing its data while we run.
+func (p *Pipeline) watchEpoch(ctx context.Context) error {
+	t := time.NewTicker(epochEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		if err := p.checkEpoch(ctx); err != nil && ctx.Err() == nil {
+			p.log.Warn().Err(err).Msg("epoch check failed; retrying")
+		}
+	}
+}
+
+// checkEpoch compares Redis's epoch with the one the catalog remembers. A different one means
+// Redis lost its data (FLUSHALL, a restart without persistence, a new host): every job the
+// catalog had in flight is dispatched again.
+func (p *Pipeline) checkEpoch(ctx context.Context) error {
+	epoch, _, err := p.q().Epoch(ctx)
+	if err != nil {
+		return err
+	}
+	known, _, err := p.app.Catalog.Meta(ctx, metaEpochKey)
+	if err != nil || known == epoch {
+		return err
+	}
+	if known != "" {
+		n, err := p.app.Catalog.DeleteQueuedJobs(ctx)
+		if err != nil {
+			return err
+		}
+		p.log.Warn().Int64("jobs", n).Msg("redis lost its data (epoch changed): re-dispatching every job in flight from the catalog")
+		p.Wake()
+	}
+	return p.app.Catalog.Update(ctx, func(t *catalog.Tx) error { return t.SetMeta(ctx, metaEpochKey, epoch) })
+}
+
+// applyModuleChanges compares MODULES with modules_state.json: documents whose progress passed
+// the first changed position go back to that module (their drives flip to pending), queue items
+// carrying an old uid are purged, a removed module's waiting documents move on. An unchanged
+// list changes nothing and writes nothing to the queues.
+func (p *Pipeline) applyModuleChanges(ctx context.Context) error {
+	cfg := p.app.Config
+	var cur []state.Module
+	for _, m := range cfg.Modules {
+		cur = append(cur, state.Module{Name: m.Name, UID: m.UID})
+	}
+	prev, found, err := state.Load(cfg.StateDirectory)
+	if err != nil {
+		return err
+	}
+	plan := state.Diff(prev, cur)
+	if !plan.Unchanged || !found {
+		nexts, err := p.app.Catalog.NextValues(ctx)
+		if err != nil {
+			return err
+		}
+		for from := range nexts {
+			to := plan.Rewind(prev, cur, from)
+			if !found {
+				// First start with modules (no state file): every file goes through the
+				// chain, except those already waiting on a configured module.
+				to = from
+				if !contains(cfg.ModuleNames(), from) {
+					to = cur[0].Name
+				}
+			}
+			if to == from {
+				continue
+			}
+			n, err := p.app.Catalog.MoveNext(ctx, from, to)
+			if err != nil {
+				return err
+			}
+			p.log.Info().Str("from", from).Str("to", to).Int("documents", n).Msg("requeued documents for changed MODULES")
+		}
+		for _, name := range plan.Removed {
+			if _, err := p.app.Catalog.DeleteModuleJobs(ctx, name, ""); err != nil {
+				return err
+			}
+		}
+		for _, name := range plan.UIDChanged {
+			if _, err := p.app.Catalog.DeleteModuleJobs(ctx, name, catalog.JobQueued); err != nil {
+				return err
+			}
+		}
+	}
+	for _, m := range cfg.Modules {
+		dropped, err := p.q().PurgeUID(ctx, queue.Module{Name: m.Name, UID: m.UID})
+		if err != nil {
+			return err
+		}
+		if len(dropped) > 0 {
+			p.log.Info().Str("module", m.Name).Int("items", len(dropped)).Msg("purged queue items of another module uid")
+			if err := p.app.Catalog.Update(ctx, func(t *catalog.Tx) error {
+				for _, d := range dropped {
+					if err := t.DeleteJob(ctx, d.ID, m.Name); err != nil {
+						return err
+					}
+				}
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+	}
+	p.app.Outbox.Wake()
+	return state.Save(cfg.StateDirectory, cur)
+}
+
+// retryParked gives parked jobs another run at start (and after a uid change, since their
+// module changed).
+func (p *Pipeline) retryParked(ctx context.Context) error {
+	for _, m := range p.app.Config.Modules {
+		retried, err := p.q().RetryFailed(ctx, m.Name, nil)
+		if err != nil {
+			return err
+		}
+		if len(retried) == 0 {
+			continue
+		}
+		tokens := map[string]string{}
+		for _, r := range retried {
+			tokens[r.ID] = r.Token
+		}
+		if err := p.app.Catalog.RequeueParked(ctx, m.Name, tokens, time.Now().UnixMilli()); err != nil {
+			return err
+		}
+		p.log.Info().Str("module", m.Name).Int("jobs", len(retried)).Msg("parked jobs run again")
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// Ping checks Redis answers (readiness); an error before the first connection.
+func (p *Pipeline) Ping(ctx context.Context) error {
+	q := p.q()
+	if q == nil {
+		return errors.New("not connected yet")
+	}
+	return q.Ping(ctx)
+}

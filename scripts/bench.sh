@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# make bench: the performance goals of the issues as Go benchmarks, plus the peak RSS of a real
+# `homeindexd sync` over 100k files. Figures go to stdout; docs/benchmarks.md keeps the latest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+run() { echo "== go test -run '^$' -bench '$2' $1"; go test -run '^$' -bench "$2" -benchtime "${3:-1x}" -count 1 "$1"; }
+
+run ./internal/scanner 'Walk100k|BareWalk' 5x
+run ./internal/scanner 'Hash$|ReadDiscard' 5x
+run ./internal/app 'InitialSync100k|ResyncUnchanged100k|BareWalkDirLstat100k' 3x
+run ./internal/search 'Ingest|Search' 1x
+run ./internal/queue 'Reap|Push' 2s
+run ./internal/queue 'Pipeline10k' 1x
+
+echo "== peak RSS of homeindexd sync over 100k files"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+go build -o "$work/homeindexd" ./cmd/homeindexd
+python3 - "$work/files" <<'PY'
+import os, sys
+root = sys.argv[1]
+for i in range(100000):
+    d = os.path.join(root, "d%03d" % (i // 1000))
+    if i % 1000 == 0:
+        os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "f%06d.txt" % i), "w") as f:
+        f.write("small file number %d\n" % i)
+PY
+export INDEX_DIRECTORY=$work/files METADATA_DIRECTORY=$work/metadata STATE_DIRECTORY=$work/state LOG_FORMAT=json LOGGING_LEVEL=warn
+for pass in initial unchanged; do
+  /usr/bin/time -f "$pass sync: %e s wall, %M KB max RSS" "$work/homeindexd" sync >/dev/null
+done
