@@ -11,6 +11,7 @@ run ./internal/app 'InitialSync100k|ResyncUnchanged100k|BareWalkDirLstat100k' 3x
 run ./internal/search 'Ingest|Search' 1x
 run ./internal/queue 'Reap|Push' 2s
 run ./internal/queue 'Pipeline10k' 1x
+run ./sdk 'SDKNoop' 5000x
 
 echo "== peak RSS of homeindexd sync over 100k files"
 work=$(mktemp -d)

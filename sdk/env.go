@@ -1,0 +1,313 @@
+package sdk
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/homeindex/homeindex/protocol"
+	"github.com/rs/zerolog"
+	"go.yaml.in/yaml/v3"
+)
+
+// Environment variables read by LoadConfig (the upstream runtime's names, plus MODULE_NAME and
+// the daemon's REDIS_TLS_CA_FILE and LOG_FORMAT).
+const (
+	EnvModuleName      = "MODULE_NAME"
+	EnvQueueName       = "QUEUE_NAME" // upstream's name for MODULE_NAME
+	EnvModuleUID       = "MODULE_UID"
+	EnvModules         = "MODULES"
+	EnvRedisHost       = "REDIS_HOST"
+	EnvRedisTLSCAFile  = "REDIS_TLS_CA_FILE"
+	EnvTimeout         = "TIMEOUT"
+	EnvWorkerID        = "WORKER_ID"
+	EnvResourceShares  = "RESOURCE_SHARES"
+	EnvMetadataDir     = "METADATA_DIRECTORY"
+	EnvFilesDir        = "FILES_DIRECTORY"
+	EnvUIDRetrySeconds = "UID_RETRY_SECONDS"
+	EnvLoggingLevel    = "LOGGING_LEVEL"
+	EnvLogFormat       = "LOG_FORMAT"
+)
+
+const (
+	maxDurationSeconds  = 1e7 // about 115 days: anything longer is a typo
+	defaultLoggingLevel = "info"
+	literalNewlineHint  = ` (the value holds a literal \n: use real line breaks, or a flow list such as [{name: gpu, seconds: 30}])`
+)
+
+// LoadConfig reads the worker's configuration from the environment through getenv (os.Getenv
+// in production). It reports every problem at once in a *ConfigError. The uid check against
+// MODULES happens in NewWorker.
+func LoadConfig(getenv func(string) string) (Config, error) {
+	var c Config
+	var problems []string
+	bad := func(name, value, format string, args ...any) {
+		problems = append(problems, fmt.Sprintf("%s=%q: %s", name, value, fmt.Sprintf(format, args...)))
+	}
+
+	name, alias := getenv(EnvModuleName), getenv(EnvQueueName)
+	switch {
+	case name != "" && alias != "" && name != alias:
+		problems = append(problems, fmt.Sprintf("%s=%q and %s=%q differ: set one", EnvModuleName, name, EnvQueueName, alias))
+	case name == "" && alias == "":
+		problems = append(problems, fmt.Sprintf("%s (or %s) is required", EnvModuleName, EnvQueueName))
+	case name == "":
+		name = alias
+	}
+	if name != "" && !protocol.ValidModuleName(name) {
+		bad(EnvModuleName, name, "want 1 to 64 characters from [a-z0-9_-]")
+	}
+	c.Module = name
+	c.UID = getenv(EnvModuleUID)
+
+	mods, err := parseModules(getenv(EnvModules))
+	if err != nil {
+		problems = append(problems, fmt.Sprintf("%s: %v", EnvModules, err))
+	}
+	c.Modules = mods
+
+	host := cmpOrString(getenv(EnvRedisHost), DefaultRedisHost)
+	if c.Redis, err = protocol.ParseRedisHost(host); err != nil {
+		problems = append(problems, fmt.Sprintf("%s: %v", EnvRedisHost, err))
+	}
+	if ca := getenv(EnvRedisTLSCAFile); ca != "" {
+		if st, err := os.Stat(ca); err != nil || st.IsDir() {
+			bad(EnvRedisTLSCAFile, ca, "not a readable PEM file")
+		} else if !c.Redis.TLS {
+			bad(EnvRedisTLSCAFile, ca, "set but %s does not use rediss://", EnvRedisHost)
+		}
+		c.RedisCAFile = ca
+	}
+
+	seconds := func(env string, dst *time.Duration) {
+		v := getenv(env)
+		if v == "" {
+			return
+		}
+		d, err := parseSeconds(v)
+		if err != nil {
+			bad(env, v, "%v", err)
+		}
+		*dst = d
+	}
+	seconds(EnvTimeout, &c.Timeout)
+	seconds(EnvUIDRetrySeconds, &c.UIDRetry)
+	c.WorkerID = getenv(EnvWorkerID)
+
+	if c.Shares, err = ParseShares(getenv(EnvResourceShares)); err != nil {
+		problems = append(problems, fmt.Sprintf("%s: %v", EnvResourceShares, err))
+	}
+
+	c.MetadataDir = getenv(EnvMetadataDir)
+	c.FilesDir = getenv(EnvFilesDir)
+
+	lvl := cmpOrString(getenv(EnvLoggingLevel), defaultLoggingLevel)
+	lname := strings.ToLower(strings.TrimSpace(lvl))
+	switch lname { // Python's level names too
+	case "warning":
+		lname = "warn"
+	case "critical":
+		lname = "fatal"
+	}
+	if l, err := zerolog.ParseLevel(lname); err != nil || l == zerolog.NoLevel || lname == "" {
+		bad(EnvLoggingLevel, lvl, "want debug, info, warn(ing) or error")
+	} else {
+		c.LogLevel = l
+	}
+	switch f := strings.ToLower(getenv(EnvLogFormat)); f {
+	case "", "json":
+	case "console":
+		c.Log = zerolog.ConsoleWriter{Out: os.Stderr, NoColor: true, TimeFormat: time.RFC3339}
+	default:
+		bad(EnvLogFormat, f, "want json or console")
+	}
+
+	if len(problems) > 0 {
+		return c, &ConfigError{Problems: problems}
+	}
+	return c, nil
+}
+
+func cmpOrString(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+// parseSeconds reads a positive number of seconds, whole or decimal.
+func parseSeconds(v string) (time.Duration, error) {
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || math.IsNaN(f) || f <= 0 || f > maxDurationSeconds {
+		return 0, errors.New("want a number of seconds > 0")
+	}
+	return time.Duration(f * float64(time.Second)), nil
+}
+
+// yamlRoot decodes one YAML document and returns its root node; nil for empty text.
+func yamlRoot(text string) (*yaml.Node, error) {
+	if strings.TrimSpace(text) == "" {
+		return nil, nil
+	}
+	dec := yaml.NewDecoder(strings.NewReader(text))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, nil
+		}
+		return nil, yamlError(text, err)
+	}
+	var next yaml.Node
+	if err := dec.Decode(&next); !errors.Is(err, io.EOF) {
+		if err != nil {
+			return nil, yamlError(text, err)
+		}
+		return nil, errors.New("want one YAML document, found more")
+	}
+	if len(doc.Content) == 0 {
+		return nil, nil
+	}
+	root := deref(doc.Content[0])
+	if root.Kind == yaml.ScalarNode && root.ShortTag() == "!!null" {
+		return nil, nil
+	}
+	if root.Kind != yaml.SequenceNode {
+		return nil, fmt.Errorf("want a YAML list, found %s", describe(root))
+	}
+	return root, nil
+}
+
+func yamlError(text string, err error) error {
+	hint := ""
+	if strings.Contains(text, `\n`) && !strings.Contains(text, "\n") {
+		hint = literalNewlineHint
+	}
+	return fmt.Errorf("invalid YAML: %w%s", err, hint)
+}
+
+// parseModules reads name and uid of each MODULES entry; other keys are the daemon's business.
+// Empty text gives nil (no check).
+func parseModules(text string) ([]ModuleEntry, error) {
+	root, err := yamlRoot(text)
+	if err != nil || root == nil {
+		return nil, err
+	}
+	out := []ModuleEntry{}
+	for i, n := range root.Content {
+		n = deref(n)
+		if n.Kind != yaml.MappingNode {
+			return nil, fmt.Errorf("entry %d: want a mapping with name and uid, found %s", i, describe(n))
+		}
+		var m ModuleEntry
+		for j := 0; j+1 < len(n.Content); j += 2 {
+			v := deref(n.Content[j+1])
+			switch n.Content[j].Value {
+			case "name":
+				if v.Kind != yaml.ScalarNode || v.ShortTag() == "!!null" {
+					return nil, fmt.Errorf("entry %d: name: want a string, found %s", i, describe(v))
+				}
+				m.Name = v.Value
+			case "uid":
+				// Any scalar as written: YAML may read an unquoted uid as a number.
+				if v.Kind != yaml.ScalarNode {
+					return nil, fmt.Errorf("entry %d: uid: want a string, found %s", i, describe(v))
+				}
+				if v.ShortTag() != "!!null" {
+					m.UID = v.Value
+				}
+			}
+		}
+		if m.Name == "" {
+			return nil, fmt.Errorf("entry %d: name is required", i)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// ParseShares parses RESOURCE_SHARES: a YAML list of {name, seconds}. Unknown keys, missing or
+// bad values and invalid YAML are errors (the upstream runtime silently disabled sharing).
+// Empty text means no groups.
+func ParseShares(text string) ([]Share, error) {
+	root, err := yamlRoot(text)
+	if err != nil || root == nil {
+		return nil, err
+	}
+	var out []Share
+	var problems []string
+	seen := map[string]bool{}
+	for i, n := range root.Content {
+		n = deref(n)
+		if n.Kind != yaml.MappingNode {
+			problems = append(problems, fmt.Sprintf("entry %d: want a mapping with name and seconds, found %s", i, describe(n)))
+			continue
+		}
+		var s Share
+		var haveName, haveSeconds bool
+		for j := 0; j+1 < len(n.Content); j += 2 {
+			k, v := n.Content[j].Value, deref(n.Content[j+1])
+			switch k {
+			case "name":
+				haveName = true
+				if v.Kind != yaml.ScalarNode || !shareNameRE.MatchString(v.Value) {
+					problems = append(problems, fmt.Sprintf("entry %d: name %s: want 1 to 64 characters from [A-Za-z0-9_.-]", i, describe(v)))
+				}
+				s.Name = v.Value
+			case "seconds":
+				haveSeconds = true
+				d, err := parseSeconds(v.Value)
+				if v.Kind != yaml.ScalarNode || (v.ShortTag() != "!!int" && v.ShortTag() != "!!float") || err != nil {
+					problems = append(problems, fmt.Sprintf("entry %d: seconds %s: want a number > 0", i, describe(v)))
+				}
+				s.Slice = d
+			default:
+				problems = append(problems, fmt.Sprintf("entry %d: unknown field %q (known: name, seconds)", i, k))
+			}
+		}
+		if !haveName {
+			problems = append(problems, fmt.Sprintf("entry %d: name is required", i))
+		}
+		if !haveSeconds {
+			problems = append(problems, fmt.Sprintf("entry %d: seconds is required", i))
+		}
+		if haveName && seen[s.Name] {
+			problems = append(problems, fmt.Sprintf("entry %d: group %q given twice", i, s.Name))
+		}
+		seen[s.Name] = true
+		out = append(out, s)
+	}
+	if len(problems) > 0 {
+		return nil, errors.New(strings.Join(problems, "; "))
+	}
+	return out, nil
+}
+
+// deref follows YAML aliases (*anchor) to the node they name.
+func deref(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+// describe names a node for error texts.
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		if n.ShortTag() == "!!null" {
+			return "nothing"
+		}
+		return strconv.Quote(n.Value)
+	default:
+		return "something else"
+	}
+}

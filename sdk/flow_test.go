@@ -1,0 +1,203 @@
+package sdk
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/homeindex/homeindex/protocol"
+)
+
+// TestCheckFalseSendsItemBack: a check that says no answers modules:done with the item's
+// identity and job fields, and leaves nothing held.
+func TestCheckFalseSendsItemBack(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	id := e.file("a.txt", "abc")
+	item := e.item(id, "a.txt", "uid-m", 1)
+	h := &handler{check: func(_ context.Context, job *Job) (bool, error) {
+		if job.Path != filepath.Join(e.files, "a.txt") || job.ID != id || job.Attempt != 1 ||
+			job.MetadataDir != filepath.Join(e.meta, "by-id", id, "m") || job.Document.Paths[0].Path != "a.txt" {
+			t.Errorf("job = %+v", job)
+		}
+		return false, nil
+	}}
+	e.push("m:check", item)
+	e.serve(e.config("m"), h)
+	want := `{"module":"m","document":{"id":"` + id + `","uid":"uid-m","_hi_job":"abc123","_hi_attempt":1,"_hi_since":1700000000000}}`
+	if got := e.nextDone(); got != want {
+		t.Errorf("done message\n got %s\nwant %s", got, want)
+	}
+	e.eventually("nothing held", func() bool {
+		n, _ := e.rdb.ZCard(e.ctx, protocol.TimeoutsKey).Result()
+		return n == 0 && e.llen("m:check:processing") == 0 && e.llen("m:run") == 0
+	})
+	if len(h.spans()) != 0 {
+		t.Error("Run was called")
+	}
+	if _, err := os.Stat(filepath.Join(e.meta, "by-id", id)); !os.IsNotExist(err) {
+		t.Errorf("a check created the metadata directory (%v)", err)
+	}
+}
+
+// TestRunResult: check, run, and the done message carries the module, the item's identity
+// and job fields, the module's fields (and no other field of the item) and its content.
+func TestRunResult(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		content Content
+		want    string
+	}{
+		{"text", Text("hello world"), `"hello world"`},
+		{"texts", Texts{"page 1", "page 2"}, `["page 1","page 2"]`},
+		{"segments", Segments{{Text: "hi", Fields: map[string]any{"time_offset": 1.5, "time_length": 2}}, {Text: "there"}},
+			`[{"text":"hi","time_length":2,"time_offset":1.5},{"text":"there"}]`},
+		{"none", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			id := e.file("dir/a.txt", "abc")
+			item := e.item(id, "dir/a.txt", "uid-m", 2)
+			h := &handler{run: func(_ context.Context, job *Job) (Result, error) {
+				if b, err := os.ReadFile(job.Path); err != nil || string(b) != "abc" {
+					t.Errorf("read %s: %q, %v", job.Path, b, err)
+				}
+				if st, err := os.Stat(job.MetadataDir); err != nil || !st.IsDir() {
+					t.Errorf("metadata dir: %v", err)
+				}
+				return Result{Document: map[string]any{"note": "hello", "caption": map[string]any{"text": "a cat"}}, Content: tc.content}, nil
+			}}
+			e.push("m:check", item)
+			e.serve(e.config("m"), h)
+			raw := e.nextDone()
+			m, info := mustDone(t, raw)
+			if m.Module != "m" || m.Error != "" || m.Legacy {
+				t.Errorf("message %s: %+v", raw, m)
+			}
+			if info.ID != id || info.UID != "uid-m" || !info.HasJob || info.Job != (protocol.Job{Token: "abc123", Attempt: 2, Since: 1700000000000}) {
+				t.Errorf("echoed item %+v", info)
+			}
+			if want := `{"id":"` + id + `","uid":"uid-m","_hi_job":"abc123","_hi_attempt":2,"_hi_since":1700000000000,"caption":{"text":"a cat"},"note":"hello"}`; string(m.Document) != want {
+				t.Errorf("document\n got %s\nwant %s", m.Document, want)
+			}
+			if string(m.Content) != tc.want {
+				t.Errorf("content %s, want %s", m.Content, tc.want)
+			}
+			if tc.content == nil && strings.Contains(raw, `"content"`) {
+				t.Errorf("content sent without content: %s", raw)
+			}
+			e.eventually("nothing held", func() bool {
+				n, _ := e.rdb.ZCard(e.ctx, protocol.TimeoutsKey).Result()
+				return n == 0 && e.llen("m:run:processing") == 0 && e.llen("m:check:processing") == 0
+			})
+		})
+	}
+}
+
+// TestPythonCoreItem: an item exactly as the Python core queues it (a bare document with uid,
+// Python spacing, no job fields) is checked, run and answered with the whole document echoed
+// (that core replaces document.json with it; nested values are copied verbatim), and its
+// timeouts member is what the Python core's reaper parses.
+func TestPythonCoreItem(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	id := e.file("a b/é.txt", "abc")
+	item := `{"id": "` + id + `", "paths": {"a b/\u00e9.txt": 1.0}, "mtime": 1.0, "next": "m", "uid": "uid-m"}`
+	members := make(chan []string, 1)
+	h := &handler{run: func(_ context.Context, job *Job) (Result, error) {
+		if job.Attempt != 0 || job.Path != filepath.Join(e.files, "a b", "é.txt") {
+			t.Errorf("job = %+v", job)
+		}
+		ms, _ := e.rdb.ZRange(e.ctx, protocol.TimeoutsKey, 0, -1).Result()
+		members <- ms
+		return Result{Document: map[string]any{"note": "hello"}, Content: Text("hello world")}, nil
+	}}
+	e.push("m:check", item)
+	e.serve(e.config("m"), h)
+	raw := e.nextDone()
+	m, info := mustDone(t, raw)
+	if info.ID != id || info.UID != "uid-m" || info.HasJob || m.Error != "" {
+		t.Errorf("done %s: %+v", raw, info)
+	}
+	want := `{"module":"m","document":{"id":"` + id + `","paths":{"a b/\u00e9.txt": 1.0},"mtime":1.0,"next":"m","uid":"uid-m","note":"hello"},"content":"hello world"}`
+	if raw != want {
+		t.Errorf("done message\n got %s\nwant %s", raw, want)
+	}
+	ms := <-members
+	wantMember := `{"q": "m:run", "d": "{\"id\": \"` + id + `\", \"paths\": {\"a b/\\u00e9.txt\": 1.0}, \"mtime\": 1.0, \"next\": \"m\", \"uid\": \"uid-m\"}"}`
+	if len(ms) != 1 || ms[0] != wantMember {
+		t.Errorf("timeouts members %q, want [%s]", ms, wantMember)
+	}
+}
+
+// TestPythonDonePayloads: the daemon's parser reads modules:done payloads exactly as the
+// Python runtime writes them (json.dumps, "module" last for results, first for skips).
+func TestPythonDonePayloads(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		raw                 string
+		id, content, note   string
+		job                 bool
+		legacy, hasNoteWant bool
+	}{
+		// run_server.py process_run: payload = result (has "document"); payload["module"] = name
+		{raw: `{"document": {"id": "abc", "paths": {"a.txt": 1.0}, "uid": "u", "note": "hello"}, "content": "hello world", "module": "example-module"}`,
+			id: "abc", content: `"hello world"`, note: `"hello"`},
+		// result without "document": {"document": result, "module": name}
+		{raw: `{"document": {"id": "abc", "paths": {"a.txt": 1.0}, "uid": "u", "_hi_job": "ff", "_hi_attempt": 3, "_hi_since": 7}, "module": "timeout-module"}`,
+			id: "abc", job: true},
+		// process_check with check() false
+		{raw: `{"module": "example-module", "document": {"id": "abc", "paths": {"a.txt": 1.0}, "uid": "u"}}`, id: "abc"},
+	} {
+		m, err := protocol.ParseDone([]byte(tc.raw))
+		if err != nil {
+			t.Fatalf("ParseDone(%s): %v", tc.raw, err)
+		}
+		info, err := m.Item()
+		if err != nil || info.ID != tc.id || info.UID != "u" || info.HasJob != tc.job || m.Legacy || m.Error != "" {
+			t.Errorf("%s: %+v, %+v, %v", tc.raw, m, info, err)
+		}
+		if tc.job && (info.Job.Token != "ff" || info.Job.Attempt != 3) {
+			t.Errorf("%s: job %+v", tc.raw, info.Job)
+		}
+		if string(m.Content) != tc.content {
+			t.Errorf("%s: content %s", tc.raw, m.Content)
+		}
+		if protocol.DonePermanent([]byte(tc.raw)) {
+			t.Errorf("%s: read as permanent", tc.raw)
+		}
+	}
+}
+
+// TestResultRejected: a result naming a core field, or content JSON cannot hold, fails the
+// job permanently instead of sending something the daemon would refuse.
+func TestResultRejected(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		res  Result
+		want string
+	}{
+		{"core field", Result{Document: map[string]any{"paths": map[string]any{}}}, `result document field \"paths\" belongs to the daemon`},
+		{"job field", Result{Document: map[string]any{"_hi_job": "x"}}, `result document field \"_hi_job\" belongs to the daemon`},
+		{"segment text", Result{Content: Segments{{Text: "a", Fields: map[string]any{"text": "b"}}}}, `segment field \"text\"`},
+		{"bad value", Result{Document: map[string]any{"x": func() {}}}, `result document field \"x\"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			id := e.file("a.txt", "abc")
+			e.push("m:run", e.item(id, "a.txt", "uid-m", 1))
+			e.serve(e.config("m"), &handler{run: func(context.Context, *Job) (Result, error) { return tc.res, nil }})
+			raw := e.nextDone()
+			m, _ := mustDone(t, raw)
+			if !strings.Contains(raw, tc.want) || m.Error == "" || !protocol.DonePermanent([]byte(raw)) {
+				t.Errorf("done %s, want a permanent failure containing %s", raw, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,128 @@
+package sdk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/homeindex/homeindex/protocol"
+	"github.com/redis/go-redis/v9"
+	"github.com/rs/zerolog"
+)
+
+// lease is an item this worker holds: in <queue>:processing with a deadline in timeouts.
+type lease struct {
+	queue    string // <m>:check or <m>:run
+	item     string // the exact string, the item's identity on the wire
+	deadline time.Time
+}
+
+func (l lease) phase() protocol.Phase {
+	_, p, _ := protocol.ParseQueueKey(l.queue)
+	return p
+}
+
+func (l lease) member() string { return protocol.TimeoutMember(l.queue, l.item) }
+
+type claimStatus int
+
+const (
+	claimed claimStatus = iota
+	claimEmpty
+	claimNotHolder // run phase: this worker no longer heads every share group
+)
+
+// claim takes the next item (claimScript): a check, else a run when mayRun. The local
+// deadline starts before the script runs, so it never falls after the one Redis records.
+func (w *Worker) claim(ctx context.Context, mayRun bool) (lease, claimStatus, error) {
+	args := []any{w.timeout, "0", w.cfg.WorkerID}
+	if mayRun {
+		args[1] = "1"
+	}
+	start := time.Now()
+	v, err := claimScript.Run(ctx, w.rdb, w.claimKeys, args...).Result()
+	if errors.Is(err, redis.Nil) {
+		return lease{}, claimEmpty, nil
+	}
+	if err != nil {
+		return lease{}, 0, fmt.Errorf("claim an item: %w", err)
+	}
+	switch v := v.(type) {
+	case []any:
+		if len(v) == 2 {
+			q, _ := v[0].(string)
+			item, ok := v[1].(string)
+			if ok && (q == w.keys.check || q == w.keys.run) {
+				return lease{queue: q, item: item, deadline: start.Add(w.cfg.Timeout)}, claimed, nil
+			}
+		}
+	case int64:
+		if v == 0 && w.shares != nil {
+			return lease{}, claimNotHolder, nil
+		}
+	}
+	return lease{}, 0, fmt.Errorf("claim an item: unexpected reply %v", v)
+}
+
+// redisCtx is for the commands that end a held item: they must run even while Serve stops.
+func (w *Worker) redisCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 10*time.Second)
+}
+
+// finish ends a held item by pushing payload to dest (finishScript) and logs what happened.
+func (w *Worker) finish(l lease, log zerolog.Logger, dest, payload string) (bool, error) {
+	ctx, cancel := w.redisCtx()
+	defer cancel()
+	n, err := finishScript.Run(ctx, w.rdb, []string{protocol.TimeoutsKey, protocol.ProcessingKey(l.queue), dest},
+		l.member(), l.item, payload).Int64()
+	if err != nil {
+		return false, fmt.Errorf("finish %s item: %w", l.phase(), err)
+	}
+	switch n {
+	case 1:
+		return true, nil
+	case 0:
+		log.Warn().Msg("the item is no longer held (reaped, or an identical item finished first): outcome dropped")
+	case -1:
+		log.Warn().Msg("the deadline passed before the outcome was sent: outcome dropped, the reaper retries the item")
+	default:
+		return false, fmt.Errorf("finish %s item: unexpected reply %d", l.phase(), n)
+	}
+	return false, nil
+}
+
+// fail reports a failed attempt with its reason.
+func (w *Worker) fail(l lease, job *Job, cause error) error {
+	_, err := w.finish(l, job.Log, protocol.DoneKey, failureMessage(w.cfg.Module, job.echo, cause))
+	return err
+}
+
+// setAside keeps an item this worker must not process in its processing list, with a deadline
+// UIDRetry away: the items behind it go on, and the reaper offers it again later.
+func (w *Worker) setAside(l lease, log zerolog.Logger, msg string, cause error) error {
+	log.Warn().Err(cause).Dur("retry_in", w.cfg.UIDRetry).Msg(msg)
+	ctx, cancel := w.redisCtx()
+	defer cancel()
+	if err := setAsideScript.Run(ctx, w.rdb, []string{protocol.TimeoutsKey}, l.member(), seconds(w.cfg.UIDRetry)).Err(); err != nil {
+		return fmt.Errorf("set item aside: %w", err)
+	}
+	return nil
+}
+
+// handBack returns an unfinished item to the head of its queue (shutdown).
+func (w *Worker) handBack(l lease, log zerolog.Logger) error {
+	ctx, cancel := w.redisCtx()
+	defer cancel()
+	n, err := handBackScript.Run(ctx, w.rdb, []string{protocol.TimeoutsKey, protocol.ProcessingKey(l.queue), l.queue},
+		l.member(), l.item).Int64()
+	if err != nil {
+		return fmt.Errorf("hand item back: %w", err)
+	}
+	if n == 1 {
+		log.Info().Msg("shutting down: item handed back to the head of its queue")
+	} else {
+		log.Warn().Int64("reply", n).Msg("shutting down: item no longer held or past its deadline: left for the reaper")
+	}
+	return nil
+}
