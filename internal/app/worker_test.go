@@ -25,6 +25,8 @@ type rawWorker struct {
 	// run returns the document fields to add; an error is reported with _hi_error.
 	run func(doc map[string]any) (map[string]any, any, error)
 
+	stop func() // stops serve and waits for it
+
 	mu   sync.Mutex
 	runs []workerRun
 }

@@ -43,11 +43,12 @@ func (t *Tx) refreshDispatch(ctx context.Context, id string) error {
 // Candidates returns up to limit documents waiting for module: `next` is the module, the
 // document is live and has an available path, and no job of it is dispatched or parked. Order:
 // tier A (a path on a present drive) before tier B, then the path modules will open. The query
-// walks the dispatch index from its start and skips at most the module's dispatched jobs, so a
+// (its conditions repeat the partial index's WHERE, so SQLite may use it) walks the dispatch
+// index from its start and skips at most the module's dispatched jobs, so a
 // refill costs O(window), whatever the collection's size.
 func (c *Catalog) Candidates(ctx context.Context, module string, limit int) ([]Candidate, error) {
 	rows, err := c.r.QueryContext(ctx, `SELECT d.id, d.dispatch_tier, d.dispatch_path FROM documents d
-		WHERE d.next = ? AND d.retired = 0 AND d.dispatch_tier IS NOT NULL
+		WHERE d.next = ? AND d.next != '' AND d.retired = 0 AND d.dispatch_tier IS NOT NULL
 		AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.doc_id = d.id AND j.module = ?)
 		ORDER BY d.dispatch_tier, d.dispatch_path LIMIT ?`, module, module, limit)
 	if err != nil {
@@ -72,26 +73,46 @@ type Candidate struct {
 	Path string
 }
 
-// ItemDocument renders a document for a queue item: as Document, with the path modules should
+// ItemDocuments renders documents for queue items: as Document, with the path modules should
 // open (the dispatch path: available, on a present drive first) as the first key of `paths`.
-func (c *Catalog) ItemDocument(ctx context.Context, id string) (doc protocol.Document, ok bool, err error) {
-	doc, state, err := c.Document(ctx, id)
-	if err != nil || state != DocLive {
-		return doc, false, err
+// Documents that are gone, retired or without an available path are left out. Two queries
+// for the whole batch.
+func (c *Catalog) ItemDocuments(ctx context.Context, ids []string) ([]protocol.Document, error) {
+	docs, states, err := renderDocuments(ctx, c.r, ids)
+	if err != nil {
+		return nil, err
 	}
-	var path sql.NullString
-	if err := c.r.QueryRowContext(ctx, `SELECT dispatch_path FROM documents WHERE id = ?`, id).Scan(&path); err != nil {
-		return doc, false, err
+	in, args := inList(ids)
+	rows, err := c.r.QueryContext(ctx, `SELECT id, dispatch_path FROM documents WHERE id IN (`+in+`) AND dispatch_path IS NOT NULL`, args...)
+	if err != nil {
+		return nil, err
 	}
-	if !path.Valid {
-		return doc, false, nil
-	}
-	for i, p := range doc.Paths {
-		if p.Path == path.String {
-			copy(doc.Paths[1:i+1], doc.Paths[:i])
-			doc.Paths[0] = p
-			break
+	defer rows.Close()
+	first := map[string]string{}
+	for rows.Next() {
+		var id, p string
+		if err := rows.Scan(&id, &p); err != nil {
+			return nil, err
 		}
+		first[id] = p
 	}
-	return doc, true, nil
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := docs[:0]
+	for i, doc := range docs {
+		path, ok := first[doc.ID]
+		if states[i] != DocLive || !ok {
+			continue
+		}
+		for j, p := range doc.Paths {
+			if p.Path == path {
+				copy(doc.Paths[1:j+1], doc.Paths[:j])
+				doc.Paths[0] = p
+				break
+			}
+		}
+		out = append(out, doc)
+	}
+	return out, nil
 }

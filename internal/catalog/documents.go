@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/homeindex/homeindex/protocol"
 )
@@ -119,56 +120,90 @@ type querier interface {
 }
 
 func renderDocument(ctx context.Context, q querier, id string) (protocol.Document, DocState, error) {
-	var d protocol.Document
-	var fields, failures string
-	var retired bool
-	err := q.QueryRowContext(ctx, `SELECT id, type, size, next, fields, version, retired, failures FROM documents WHERE id = ?`, id).
-		Scan(&d.ID, &d.Type, &d.Size, &d.Next, &fields, &d.Version, &retired, &failures)
-	if errors.Is(err, sql.ErrNoRows) {
-		return d, DocMissing, nil
+	docs, states, err := renderDocuments(ctx, q, []string{id})
+	if err != nil || len(docs) == 0 {
+		return protocol.Document{}, DocMissing, err
 	}
+	return docs[0], states[0], nil
+}
+
+// renderDocuments renders several documents with two queries (documents, then their paths).
+// Missing ids are left out.
+func renderDocuments(ctx context.Context, q querier, ids []string) ([]protocol.Document, []DocState, error) {
+	if len(ids) == 0 {
+		return nil, nil, nil
+	}
+	in, args := inList(ids)
+	rows, err := q.QueryContext(ctx, `SELECT id, type, size, next, fields, version, retired, failures FROM documents WHERE id IN (`+in+`) ORDER BY id`, args...)
 	if err != nil {
-		return d, DocMissing, fmt.Errorf("catalog: render %s: %w", id, err)
+		return nil, nil, fmt.Errorf("catalog: render: %w", err)
 	}
-	if failures != "" && failures != "{}" {
-		d.Failures = json.RawMessage(failures)
-	}
-	if fields != "" && fields != "{}" {
-		if err := json.Unmarshal([]byte(fields), &d.Fields); err != nil {
-			return d, DocMissing, fmt.Errorf("catalog: render %s: fields: %w", id, err)
+	var docs []protocol.Document
+	var states []DocState
+	byID := map[string]int{}
+	for rows.Next() {
+		var d protocol.Document
+		var fields, failures string
+		var retired bool
+		if err := rows.Scan(&d.ID, &d.Type, &d.Size, &d.Next, &fields, &d.Version, &retired, &failures); err != nil {
+			rows.Close()
+			return nil, nil, err
 		}
+		if failures != "" && failures != "{}" {
+			d.Failures = json.RawMessage(failures)
+		}
+		if fields != "" && fields != "{}" {
+			if err := json.Unmarshal([]byte(fields), &d.Fields); err != nil {
+				rows.Close()
+				return nil, nil, fmt.Errorf("catalog: render %s: fields: %w", d.ID, err)
+			}
+		}
+		d.Paths, d.PathsList, d.Offline = protocol.Paths{}, []string{}, true
+		byID[d.ID] = len(docs)
+		docs = append(docs, d)
+		state := DocLive
+		if retired {
+			state = DocRetired
+		}
+		states = append(states, state)
 	}
-	rows, err := q.QueryContext(ctx, `SELECT f.path, f.mtime, f.drive IS NOT NULL, (f.drive IS NULL OR coalesce(dr.present, 0) = 1)
-		FROM files f LEFT JOIN drives dr ON dr.name = f.drive WHERE f.doc_id = ? ORDER BY f.path`, id)
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	rows, err = q.QueryContext(ctx, `SELECT f.doc_id, f.path, f.mtime, f.drive IS NOT NULL, (f.drive IS NULL OR coalesce(dr.present, 0) = 1)
+		FROM files f LEFT JOIN drives dr ON dr.name = f.drive WHERE f.doc_id IN (`+in+`) ORDER BY f.doc_id, f.path`, args...)
 	if err != nil {
-		return d, DocMissing, fmt.Errorf("catalog: render %s: paths: %w", id, err)
+		return nil, nil, fmt.Errorf("catalog: render paths: %w", err)
 	}
 	defer rows.Close()
-	d.Paths = protocol.Paths{}
-	d.PathsList = []string{}
-	d.Offline = true
 	for rows.Next() {
+		var id string
 		var e protocol.PathEntry
 		var archived, available bool
-		if err := rows.Scan(&e.Path, &e.Mtime, &archived, &available); err != nil {
-			return d, DocMissing, err
+		if err := rows.Scan(&id, &e.Path, &e.Mtime, &archived, &available); err != nil {
+			return nil, nil, err
 		}
+		i, ok := byID[id]
+		if !ok {
+			continue
+		}
+		d := &docs[i]
 		d.Paths = append(d.Paths, e)
 		d.PathsList = append(d.PathsList, e.Path)
-		if e.Mtime > d.Mtime {
-			d.Mtime = e.Mtime
-		}
+		d.Mtime = max(d.Mtime, e.Mtime)
 		d.HasArchivePaths = d.HasArchivePaths || archived
-		if available {
-			d.Offline = false
-		}
+		d.Offline = d.Offline && !available
+		d.Copies = len(d.Paths)
 	}
-	if err := rows.Err(); err != nil {
-		return d, DocMissing, err
+	return docs, states, rows.Err()
+}
+
+// inList builds "?, ?, ?" and its arguments.
+func inList(ids []string) (string, []any) {
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
 	}
-	d.Copies = len(d.Paths)
-	if retired {
-		return d, DocRetired, nil
-	}
-	return d, DocLive, nil
+	return strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", "), args
 }

@@ -34,18 +34,19 @@ type Dispatcher struct {
 	wake    chan struct{}
 	// Interval is the idle refill period (windows also refill on Wake).
 	Interval time.Duration
+	// AuditInterval is how often job rows are reconciled with Redis.
+	AuditInterval time.Duration
 
 	mu          sync.Mutex
 	preempt     bool // a drive appeared: put its jobs before not-started tier-B jobs
 	dispatched  int64
 	withdrawn   int64
-	lastRefills map[string]time.Time
 }
 
 // NewDispatcher builds a Dispatcher.
 func NewDispatcher(cat *catalog.Catalog, q *queue.Client, modules []Module, log zerolog.Logger) *Dispatcher {
 	return &Dispatcher{cat: cat, q: q, modules: modules, log: log, now: time.Now,
-		wake: make(chan struct{}, 1), Interval: time.Second, lastRefills: map[string]time.Time{}}
+		wake: make(chan struct{}, 1), Interval: time.Second, AuditInterval: 15 * time.Second}
 }
 
 // Wake asks for a refill now (a job finished, a sync added work).
@@ -71,12 +72,20 @@ func (d *Dispatcher) Counts() (dispatched, withdrawn int64) {
 	return d.dispatched, d.withdrawn
 }
 
-// Run refills on every Wake and Interval until ctx ends. Redis errors are logged and retried
-// with a capped backoff.
+// Run refills on every Wake and Interval, and audits every AuditInterval, until ctx ends. Redis
+// errors are logged and retried with a capped backoff.
 func (d *Dispatcher) Run(ctx context.Context) error {
 	backoff := time.Duration(0)
+	var lastAudit time.Time
 	for {
-		err := d.RefillAll(ctx)
+		var err error
+		if d.now().Sub(lastAudit) >= d.AuditInterval {
+			_, err = d.Audit(ctx)
+			lastAudit = d.now()
+		}
+		if err == nil {
+			err = d.RefillAll(ctx)
+		}
 		switch {
 		case ctx.Err() != nil:
 			return nil
@@ -180,63 +189,60 @@ func (d *Dispatcher) withdraw(ctx context.Context, m Module, ids []string) error
 	return nil
 }
 
-// push sends candidates to the module's queue and records their job rows. Redis first: a crash
-// before the catalog commit leaves items whose ids Push reports as skipped next time, and their
-// tokens are then read back from Redis, so no job is ever queued twice or forgotten.
+// push sends candidates to the module's queue. The job rows are committed first, so a result can
+// never arrive before the catalog knows its token; ids Redis already has in flight (a crash
+// between an earlier push and its commit) keep Redis's token. A crash between the commit and the
+// push leaves rows without items: Audit finds and forgets them.
 func (d *Dispatcher) push(ctx context.Context, m Module, cands []catalog.Candidate) error {
 	now := d.now()
-	items := make([]queue.Item, 0, len(cands))
-	for _, c := range cands {
-		doc, ok, err := d.cat.ItemDocument(ctx, c.ID)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			continue
-		}
-		b, err := json.Marshal(doc)
-		if err != nil {
-			return fmt.Errorf("render %s: %w", c.ID, err)
-		}
-		items = append(items, queue.Item{ID: c.ID, Document: b, UID: m.UID, Token: protocol.NewToken(), Attempt: 1, Since: now})
+	ids := make([]string, len(cands))
+	for i, c := range cands {
+		ids[i] = c.ID
 	}
-	res, err := d.q.Push(ctx, m.Name, items, false)
+	docs, err := d.cat.ItemDocuments(ctx, ids)
 	if err != nil {
 		return err
 	}
-	skipped := map[string]bool{}
-	for _, id := range res.Skipped {
-		skipped[id] = true
+	byID := make(map[string][]byte, len(docs))
+	for _, doc := range docs {
+		b, err := json.Marshal(doc)
+		if err != nil {
+			return fmt.Errorf("render %s: %w", doc.ID, err)
+		}
+		byID[doc.ID] = b
 	}
-	jobs := make([]catalog.Job, 0, len(items))
-	for _, it := range items {
-		j := catalog.Job{DocID: it.ID, Module: m.Name, Token: it.Token, Attempt: 1, State: catalog.JobQueued, Since: now, Updated: now}
-		if skipped[it.ID] {
-			raw, ok, err := d.q.JobItem(ctx, m.Name, it.ID)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				continue // finished meanwhile: the next refill sees it again if still due
-			}
-			info, err := protocol.ParseItem(raw)
-			if err != nil || !info.HasJob {
-				continue
-			}
-			j.Token, j.Attempt = info.Job.Token, info.Job.Attempt
+	existing, err := d.q.JobTokens(ctx, m.Name, ids)
+	if err != nil {
+		return err
+	}
+	items := make([]queue.Item, 0, len(cands))
+	jobs := make([]catalog.Job, 0, len(cands))
+	for _, c := range cands { // keep the dispatch order
+		b, ok := byID[c.ID]
+		if !ok {
+			continue
+		}
+		j := catalog.Job{DocID: c.ID, Module: m.Name, Token: protocol.NewToken(), Attempt: 1, State: catalog.JobQueued, Since: now, Updated: now}
+		if tok, ok := existing[c.ID]; ok {
+			j.Token = tok
+		} else {
+			items = append(items, queue.Item{ID: c.ID, Document: b, UID: m.UID, Token: j.Token, Attempt: 1, Since: now})
 		}
 		jobs = append(jobs, j)
 	}
-	err = d.cat.Update(ctx, func(t *catalog.Tx) error {
+	if err := d.cat.Update(ctx, func(t *catalog.Tx) error {
 		for _, j := range jobs {
 			if err := t.PutJob(ctx, j); err != nil {
 				return err
 			}
 		}
 		return nil
-	})
-	if err != nil {
+	}); err != nil {
 		return err
+	}
+	res, err := d.q.Push(ctx, m.Name, items, false)
+	if err != nil {
+		return err // the rows stay; Audit forgets them if the items never arrived
 	}
 	d.mu.Lock()
 	d.dispatched += int64(res.Pushed)
@@ -244,5 +250,66 @@ func (d *Dispatcher) push(ctx context.Context, m Module, cands []catalog.Candida
 	if res.Pushed > 0 {
 		d.log.Debug().Str("module", m.Name).Int("jobs", res.Pushed).Msg("dispatched")
 	}
+	if len(res.Skipped) > 0 {
+		d.log.Warn().Str("module", m.Name).Strs("ids", res.Skipped).Msg("jobs already in flight under another token; audit will reconcile")
+	}
 	return nil
+}
+
+// auditAge is how old a queued job row must be before Audit may forget it: a row is written
+// just before its push, so a younger one may simply not be pushed yet.
+const auditAge = 10 * time.Second
+
+// Audit forgets queued job rows whose token is not the job Redis has in flight (a crash between
+// commit and push, a result dropped as stale, Redis restarted): their documents are dispatched
+// again. O(queued jobs), run at start and every few seconds.
+func (d *Dispatcher) Audit(ctx context.Context) (int, error) {
+	forgotten := 0
+	for _, m := range d.modules {
+		jobs, err := d.cat.Jobs(ctx, m.Name, catalog.JobQueued, 0)
+		if err != nil {
+			return forgotten, err
+		}
+		ids := make([]string, len(jobs))
+		for i, j := range jobs {
+			ids[i] = j.DocID
+		}
+		tokens, err := d.q.JobTokens(ctx, m.Name, ids)
+		if err != nil {
+			return forgotten, err
+		}
+		cutoff := d.now().Add(-auditAge)
+		var stale []catalog.Job
+		for _, j := range jobs {
+			if tokens[j.DocID] != j.Token && j.Updated.Before(cutoff) {
+				stale = append(stale, j)
+			}
+		}
+		if len(stale) == 0 {
+			continue
+		}
+		if err := d.cat.Update(ctx, func(t *catalog.Tx) error {
+			for _, j := range stale {
+				// Delete only the row we looked at: a newer dispatch may have replaced it.
+				if cur, ok, err := t.Job(ctx, j.DocID, j.Module); err != nil || !ok || cur.Token != j.Token {
+					if err != nil {
+						return err
+					}
+					continue
+				}
+				if err := t.DeleteJob(ctx, j.DocID, j.Module); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			return forgotten, err
+		}
+		forgotten += len(stale)
+		d.log.Info().Str("module", m.Name).Int("jobs", len(stale)).Msg("forgot job rows Redis no longer has; dispatching them again")
+	}
+	if forgotten > 0 {
+		d.Wake()
+	}
+	return forgotten, nil
 }

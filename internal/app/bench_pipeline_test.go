@@ -1,0 +1,145 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/homeindex/homeindex/internal/catalog"
+	"github.com/homeindex/homeindex/internal/config"
+	"github.com/homeindex/homeindex/internal/queue"
+	"github.com/homeindex/homeindex/internal/scheduler"
+	"github.com/homeindex/homeindex/internal/testutil/redistest"
+)
+
+// BenchmarkPipelineEndToEnd10k: 10k files through one no-op raw-protocol worker, from dispatch
+// to document.json written (check → run → done → merge → outbox). Compare with
+// internal/queue's BenchmarkPipeline10k, the bare protocol loop.
+func BenchmarkPipelineEndToEnd10k(b *testing.B) {
+	const n = 10_000
+	for b.Loop() {
+		b.StopTimer()
+		p := &pipelineEnv{testEnv: benchTestEnv(b, n), redis: redistest.Start(b)}
+		p.vars["REDIS_HOST"] = p.redis.Addr()
+		p.vars["MODULES"] = modulesYAML("m1")
+		p.vars["DISPATCH_WINDOW"] = "256"
+		p.open()
+		if _, err := p.app.SyncOnce(p.ctx, "bench"); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := p.app.Outbox.Drain(p.ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		p.startB(b)
+		w := &rawWorker{t: b, rdb: p.redis.Client(), module: "m1", timeout: time.Minute,
+			run: func(map[string]any) (map[string]any, any, error) { return map[string]any{"noop": true}, nil, nil }}
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() { defer wg.Done(); w.serve(ctx) }()
+		waitFor(b, 10*time.Minute, "10k files through the pipeline", p.allDone)
+		b.StopTimer()
+		cancel()
+		wg.Wait()
+		p.stop()
+		p.close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(n)/(b.Elapsed().Seconds()/float64(b.N)), "files/s")
+}
+
+// benchTestEnv is a testEnv over a fresh tree of n tiny files.
+func benchTestEnv(b *testing.B, n int) *testEnv {
+	base := b.TempDir()
+	root := filepath.Join(base, "files")
+	for i := 0; i < n; i++ {
+		p := filepath.Join(root, fmt.Sprintf("d%02d", i%100), fmt.Sprintf("f%05d.txt", i))
+		if i < 100 {
+			os.MkdirAll(filepath.Dir(p), 0o755)
+		}
+		if err := os.WriteFile(p, []byte(fmt.Sprint("file ", i)), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return &testEnv{t: b, ctx: context.Background(), root: root, meta: filepath.Join(base, "metadata"), state: filepath.Join(base, "state"),
+		vars: map[string]string{"INDEX_DIRECTORY": root, "METADATA_DIRECTORY": filepath.Join(base, "metadata"),
+			"STATE_DIRECTORY": filepath.Join(base, "state"), "LOG_FORMAT": "json", "LOGGING_LEVEL": "warn"}}
+}
+
+// startB is start for benchmarks (no Cleanup registration).
+func (p *pipelineEnv) startB(b *testing.B) {
+	p.pipe = p.app.NewPipeline()
+	ctx, cancel := context.WithCancel(context.Background())
+	p.cancel = cancel
+	p.done = make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); _ = p.app.Outbox.Run(ctx) }()
+	go func() { defer wg.Done(); _ = p.pipe.Run(ctx) }()
+	go func() { wg.Wait(); close(p.done) }()
+	<-p.pipe.Ready()
+}
+
+// BenchmarkDispatcherRefill200k: one refill of a 64-job window with 200k documents waiting in
+// the catalog (goal < 5 ms: a refill is O(window), not O(collection)).
+func BenchmarkDispatcherRefill200k(b *testing.B) {
+	const n = 200_000
+	dir := b.TempDir()
+	cat, err := catalog.Open(filepath.Join(dir, "catalog.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cat.Close()
+	ctx := context.Background()
+	for i := 0; i < n; i += 5000 {
+		err := cat.Update(ctx, func(t *catalog.Tx) error {
+			for j := i; j < i+5000; j++ {
+				id := fmt.Sprintf("%016x", j)
+				if _, err := t.InsertDocument(ctx, catalog.DocRow{ID: id, Type: "text/plain", Size: 1, Next: "m1", Version: 1}); err != nil {
+					return err
+				}
+				if err := t.PutFile(ctx, catalog.File{Path: fmt.Sprintf("d%03d/f%06d", j/1000, j), DocID: id, Dev: 1, Ino: uint64(j + 1), Size: 1, MtimeNs: 1, Mtime: 1}); err != nil {
+					return err
+				}
+				if err := t.Dirty(ctx, catalog.DocKey(id)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	srv := redistest.Start(b)
+	r, _ := config.ParseRedisHost(srv.Addr())
+	q, err := queue.Connect(ctx, queue.Options{Addr: r.Addr}, zerolog.Nop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer q.Close()
+	d := scheduler.NewDispatcher(cat, q, []scheduler.Module{{Name: "m1", UID: "1", Window: 64}}, zerolog.Nop())
+	b.ResetTimer()
+	for b.Loop() {
+		b.StopTimer()
+		srv.Flush()
+		if _, err := cat.DeleteQueuedJobs(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if err := d.RefillAll(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	if got, _ := q.InFlight(ctx, "m1"); got != 64 {
+		b.Fatalf("window holds %d, want 64", got)
+	}
+}
