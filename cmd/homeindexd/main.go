@@ -50,6 +50,7 @@ func init() {
 		{"run", "start-up sync, then a sync on every cron tick (default)", cmdRun},
 		{"sync", "run one sync, print its counts and exit", cmdSync},
 		{"search", "search the index: search [--filter F] [--sort S] [--limit N] [--json] [QUERY]", cmdSearch},
+		{"healthcheck", "probe the running daemon's /readyz (exit 0 or 1)", cmdHealthcheck},
 		{"version", "print the version", cmdVersion},
 	}
 }
