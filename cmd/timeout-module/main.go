@@ -1,7 +1,8 @@
 // Command timeout-module is the end-to-end suite's slow module: Check sleeps CHECK_SLEEP
 // seconds and Run sleeps SLEEP seconds (both give up when their deadline ends the context),
 // then Run writes version.json and returns the document unchanged. Check skips files whose
-// version.json says 1.
+// version.json says 1. With RECORD_FILE set, every check and run is recorded there (package
+// jobrecord).
 package main
 
 import (
@@ -9,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/homeindex/homeindex/cmd/internal/jobrecord"
 	"github.com/homeindex/homeindex/sdk"
 )
 
@@ -18,7 +20,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "timeout-module:", err)
 		os.Exit(sdk.ExitConfig)
 	}
-	sdk.Main(m)
+	sdk.Main(jobrecord.Wrap(m, os.Getenv))
 }
 
 // fromEnv reads SLEEP and CHECK_SLEEP (seconds, decimals allowed; unset means 0).

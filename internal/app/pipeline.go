@@ -121,7 +121,7 @@ func (p *Pipeline) connect(ctx context.Context) (*queue.Client, error) {
 	opts := queue.Options{Addr: r.Addr, Username: r.Username, Password: r.Password, DB: r.DB, TLS: r.TLS, CAFile: r.CAFile}
 	logged := false
 	for {
-		q, err := queue.Connect(ctx, opts, logging.Component(p.app.Log, "redis"))
+		q, err := queue.Connect(ctx, opts, p.app.Log)
 		if err == nil {
 			return q, nil
 		}

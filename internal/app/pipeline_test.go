@@ -175,7 +175,7 @@ func TestPipelineRunsEveryFileThroughTheChain(t *testing.T) {
 	if s, _ := p.marker("drive1"); s != "ready" {
 		t.Fatalf("marker %q after modules ran, want ready", s)
 	}
-	if got := p.search("", `next = ""`); len(got) != 3 {
+	if got := p.search("", `next IS EMPTY`); len(got) != 3 {
 		t.Fatalf("index not updated: %v", got)
 	}
 	res, err := p.app.Index.Chunks().Search(p.ctx, searchQuery("hello", fmt.Sprintf(`file_id = %q`, ids[0])))

@@ -1,0 +1,134 @@
+package merge
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/homeindex/homeindex/internal/catalog"
+	"github.com/homeindex/homeindex/internal/metadata"
+	"github.com/homeindex/homeindex/internal/queue"
+)
+
+// Config defaults.
+const (
+	DefaultMaxPayload = 16 << 20
+	DefaultMaxDepth   = 64
+	DefaultMaxValues  = 1 << 20
+	DefaultBlock      = time.Second
+)
+
+// Config configures a Merger. Zero fields take the defaults above.
+type Config struct {
+	// Pipeline is the configured module names in order: results of other modules are dropped,
+	// and `next` advances along it.
+	Pipeline []string
+	// Policy retries module-reported errors (queue.Fail).
+	Policy queue.RetryPolicy
+	// MaxPayload is the largest payload accepted, in bytes; a larger one is quarantined.
+	MaxPayload int
+	// MaxDepth is the deepest JSON nesting accepted (the payload object is 1).
+	MaxDepth int
+	// MaxValues is the most JSON values (scalars and containers) one payload may hold.
+	MaxValues int
+	// Block is how long one NextDone waits for a result.
+	Block time.Duration
+}
+
+func (c Config) withDefaults() Config {
+	if c.MaxPayload <= 0 {
+		c.MaxPayload = DefaultMaxPayload
+	}
+	if c.MaxDepth <= 0 {
+		c.MaxDepth = DefaultMaxDepth
+	}
+	if c.MaxValues <= 0 {
+		c.MaxValues = DefaultMaxValues
+	}
+	if c.Block <= 0 {
+		c.Block = DefaultBlock
+	}
+	c.Pipeline = slices.Clone(c.Pipeline)
+	return c
+}
+
+// Backoff bounds of Run after a failure (Redis or catalog unreachable).
+const (
+	backoffMin = 100 * time.Millisecond
+	backoffMax = 10 * time.Second
+)
+
+// Merger consumes modules:done. Run it in one goroutine.
+type Merger struct {
+	cfg   Config
+	q     *queue.Client
+	cat   *catalog.Catalog
+	store *metadata.Store
+	log   zerolog.Logger
+
+	mu       sync.Mutex
+	onMerged func(docID, module string)
+
+	stats counters
+
+	backoffMin, backoffMax time.Duration
+	retries                atomic.Int64 // failed Run iterations, for tests
+	// afterCommit, when set (tests only), runs after a catalog commit and before AckDone; an
+	// error ends Handle there, as a crash would.
+	afterCommit func(ref queue.JobRef) error
+}
+
+// New builds a Merger.
+func New(cfg Config, q *queue.Client, cat *catalog.Catalog, store *metadata.Store, log zerolog.Logger) *Merger {
+	return &Merger{cfg: cfg.withDefaults(), q: q, cat: cat, store: store, log: log,
+		backoffMin: backoffMin, backoffMax: backoffMax}
+}
+
+// OnMerged sets fn to be called after each applied merge, and after each park the merger
+// records (the document changed either way): the daemon wakes the outbox and the dispatcher.
+// fn must not block.
+func (m *Merger) OnMerged(fn func(docID, module string)) {
+	m.mu.Lock()
+	m.onMerged = fn
+	m.mu.Unlock()
+}
+
+func (m *Merger) notify(docID, module string) {
+	m.mu.Lock()
+	fn := m.onMerged
+	m.mu.Unlock()
+	if fn != nil {
+		fn(docID, module)
+	}
+}
+
+// Stats counts what the merger did with the results it handled.
+type Stats struct {
+	Merged         int64 // merged into the catalog
+	Replayed       int64 // merged before (a replay after a crash): nothing changed
+	Stale          int64 // job not current (file changed, requeued, merged, unknown file, not ours): dropped
+	UnknownModule  int64 // module not configured or not a valid name: dropped
+	Quarantined    int64 // malformed: moved to modules:quarantine with the reason
+	Failed         int64 // module-reported errors, retried or parked (queue.Fail)
+	Permanent      int64 // module-reported permanent errors: parked at once
+	RejectedFields int64 // fields dropped as ambiguous (a core field's name in another case, "")
+}
+
+type counters struct {
+	merged, replayed, stale, unknownModule, quarantined, failed, permanent, rejectedFields atomic.Int64
+}
+
+// Stats returns the counters so far.
+func (m *Merger) Stats() Stats {
+	s := &m.stats
+	return Stats{Merged: s.merged.Load(), Replayed: s.replayed.Load(), Stale: s.stale.Load(),
+		UnknownModule: s.unknownModule.Load(), Quarantined: s.quarantined.Load(), Failed: s.failed.Load(),
+		Permanent: s.permanent.Load(), RejectedFields: s.rejectedFields.Load()}
+}
+
+func (m *Merger) configured(module string) bool {
+	return metadata.ValidModuleName(module) && slices.Contains(m.cfg.Pipeline, module)
+}

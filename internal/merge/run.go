@@ -1,0 +1,118 @@
+package merge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/homeindex/homeindex/internal/queue"
+)
+
+// maxHandleFailures is how many times in a row Handle may fail on one payload before Run
+// quarantines it, so one result that cannot be merged never stalls the others.
+const maxHandleFailures = 10
+
+// Run puts results left in modules:done:processing back in front (RestoreDone: a previous run
+// died before acknowledging them) and consumes modules:done until ctx ends. When Redis or the
+// catalog fails it logs once per outage, waits with a capped exponential backoff (never a busy
+// loop), restores again (a failed BLMOVE reply or Handle may have left a result behind) and
+// retries, so nothing is skipped; a payload Handle failed on maxHandleFailures times in a row
+// is quarantined with the last error. It returns nil when ctx ends.
+func (m *Merger) Run(ctx context.Context) error {
+	restore := true
+	var o outage
+	var stuck struct {
+		raw   string
+		tries int
+	}
+	for ctx.Err() == nil {
+		raw, err := m.step(ctx, &restore)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil && raw != "" {
+			if raw != stuck.raw {
+				stuck.raw, stuck.tries = raw, 0
+			}
+			if stuck.tries++; stuck.tries >= maxHandleFailures {
+				reason := fmt.Sprintf("could not be handled after %d tries: %v", stuck.tries, err)
+				if qerr := m.quarantine(ctx, raw, nil, reason); qerr == nil {
+					err = nil
+				}
+			}
+		}
+		if err == nil {
+			stuck.raw, stuck.tries = "", 0
+			o.end(m)
+			continue
+		}
+		restore = true
+		m.retries.Add(1)
+		wait := o.fail(m, err)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
+// step restores leftovers when asked, then takes and handles one result (or none: NextDone
+// timed out). It returns the result when Handle failed on it. Called only between results,
+// when nothing else is being handled, as RestoreDone requires.
+func (m *Merger) step(ctx context.Context, restore *bool) (failed string, err error) {
+	if *restore {
+		n, err := m.q.RestoreDone(ctx)
+		if err != nil {
+			return "", err
+		}
+		*restore = false
+		if n > 0 {
+			m.log.Info().Int("results", n).Msg("unacknowledged results put back for replay")
+		}
+	}
+	raw, err := m.q.NextDone(ctx, m.cfg.Block)
+	if errors.Is(err, queue.ErrNoDone) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if err := m.Handle(ctx, raw); err != nil {
+		return raw, err
+	}
+	return "", nil
+}
+
+// outage tracks consecutive failures of Run: one log line when it starts, one when it ends.
+type outage struct {
+	failures int
+	since    time.Time
+}
+
+// fail records a failure and returns how long to wait before the next try.
+func (o *outage) fail(m *Merger, err error) time.Duration {
+	if o.failures == 0 {
+		o.since = time.Now()
+		m.log.Error().Err(err).Msg("merger stalled (redis or catalog unavailable); retrying with backoff")
+	}
+	o.failures++
+	wait := m.backoffMin
+	for i := 1; i < o.failures && wait < m.backoffMax; i++ {
+		wait *= 2
+	}
+	return min(wait, m.backoffMax)
+}
+
+// end records a success, logging the end of an outage.
+func (o *outage) end(m *Merger) {
+	if o.failures == 0 {
+		return
+	}
+	m.log.Info().Int("retries", o.failures).Dur("after", time.Since(o.since)).Msg("merger resumed")
+	o.failures = 0
+}
