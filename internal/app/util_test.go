@@ -7,7 +7,9 @@ import (
 	"github.com/homeindex/homeindex/protocol"
 )
 
-func searchQuery(q, filter string) search.Query { return search.Query{Q: q, Filter: filter, Limit: 100} }
+func searchQuery(q, filter string) search.Query {
+	return search.Query{Q: q, Filter: filter, Limit: 100}
+}
 
 func protocolTimeout(queue, item string) string { return protocol.TimeoutMember(queue, item) }
 

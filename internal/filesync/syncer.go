@@ -29,7 +29,7 @@ type Config struct {
 	// DriveAppeared, when set, is called after a sync in which a drive became present (the
 	// dispatcher puts the drive's jobs first).
 	DriveAppeared func(name string)
-	Now         func() time.Time
+	Now           func() time.Time
 }
 
 // Syncer runs syncs. It is not safe for concurrent Sync calls: the scheduler serialises them.

@@ -37,10 +37,10 @@ type Dispatcher struct {
 	// AuditInterval is how often job rows are reconciled with Redis.
 	AuditInterval time.Duration
 
-	mu          sync.Mutex
-	preempt     bool // a drive appeared: put its jobs before not-started tier-B jobs
-	dispatched  int64
-	withdrawn   int64
+	mu         sync.Mutex
+	preempt    bool // a drive appeared: put its jobs before not-started tier-B jobs
+	dispatched int64
+	withdrawn  int64
 }
 
 // NewDispatcher builds a Dispatcher.
