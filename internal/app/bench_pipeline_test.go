@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -16,13 +17,61 @@ import (
 	"github.com/homeindex/homeindex/internal/queue"
 	"github.com/homeindex/homeindex/internal/scheduler"
 	"github.com/homeindex/homeindex/internal/testutil/redistest"
+	"github.com/homeindex/homeindex/sdk"
 )
 
 // BenchmarkPipelineEndToEnd10k: 10k files through one no-op raw-protocol worker, from dispatch
 // to document.json written (check → run → done → merge → outbox). Compare with
 // internal/queue's BenchmarkPipeline10k, the bare protocol loop.
 func BenchmarkPipelineEndToEnd10k(b *testing.B) {
-	const n = 10_000
+	benchPipeline(b, 10_000, func(p *pipelineEnv) func(context.Context) {
+		w := &rawWorker{t: b, rdb: p.redis.Client(), module: "m1", timeout: time.Minute,
+			run: func(map[string]any) (map[string]any, any, error) { return map[string]any{"noop": true}, nil, nil }}
+		return w.serve
+	})
+}
+
+// BenchmarkPipelineEndToEndSDK10k: the same run with no-op modules on the Go SDK, 1 and 4
+// workers (goal: ≥ 80% of the raw-protocol worker's files/s).
+func BenchmarkPipelineEndToEndSDK10k(b *testing.B) {
+	for _, workers := range []int{1, 4} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			benchPipeline(b, 10_000, func(p *pipelineEnv) func(context.Context) {
+				return func(ctx context.Context) {
+					var wg sync.WaitGroup
+					for i := 0; i < workers; i++ {
+						wg.Add(1)
+						go func() {
+							defer wg.Done()
+							cfg, err := sdk.LoadConfig(func(k string) string {
+								return map[string]string{"MODULE_NAME": "m1", "MODULE_UID": "1", "REDIS_HOST": p.redis.Addr(),
+									"METADATA_DIRECTORY": p.meta, "FILES_DIRECTORY": p.root, "LOGGING_LEVEL": "error"}[k]
+							})
+							if err != nil {
+								b.Error(err)
+								return
+							}
+							cfg.Log = io.Discard
+							w, err := sdk.NewWorker(cfg, sdk.HandlerFuncs{RunFunc: func(context.Context, *sdk.Job) (sdk.Result, error) {
+								return sdk.Result{Document: map[string]any{"noop": true}}, nil
+							}})
+							if err != nil {
+								b.Error(err)
+								return
+							}
+							_ = w.Serve(ctx)
+						}()
+					}
+					wg.Wait()
+				}
+			})
+		})
+	}
+}
+
+// benchPipeline times n files through module m1 served by serve, from the first dispatch to
+// the last document written.
+func benchPipeline(b *testing.B, n int, worker func(p *pipelineEnv) func(context.Context)) {
 	for b.Loop() {
 		b.StopTimer()
 		p := &pipelineEnv{testEnv: benchTestEnv(b, n), redis: redistest.Start(b)}
@@ -36,15 +85,14 @@ func BenchmarkPipelineEndToEnd10k(b *testing.B) {
 		if _, err := p.app.Outbox.Drain(p.ctx); err != nil {
 			b.Fatal(err)
 		}
+		serve := worker(p)
 		b.StartTimer()
 		p.startB(b)
-		w := &rawWorker{t: b, rdb: p.redis.Client(), module: "m1", timeout: time.Minute,
-			run: func(map[string]any) (map[string]any, any, error) { return map[string]any{"noop": true}, nil, nil }}
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
 		wg.Add(1)
-		go func() { defer wg.Done(); w.serve(ctx) }()
-		waitFor(b, 10*time.Minute, "10k files through the pipeline", p.allDone)
+		go func() { defer wg.Done(); serve(ctx) }()
+		waitFor(b, 10*time.Minute, "every file through the pipeline", p.allDone)
 		b.StopTimer()
 		cancel()
 		wg.Wait()

@@ -70,10 +70,10 @@ func (a *App) NewPipeline() *Pipeline {
 // Ready is closed once the pipeline holds the lock and runs.
 func (p *Pipeline) Ready() <-chan struct{} { return p.ready }
 
-// Wake asks the dispatcher to refill (after a sync).
+// Wake asks the dispatcher for a full pass (after a sync, when Redis lost its data).
 func (p *Pipeline) Wake() {
 	if d := p.Dispatcher(); d != nil {
-		d.Wake()
+		d.WakeAll()
 	}
 }
 
@@ -166,7 +166,7 @@ func (p *Pipeline) active(ctx context.Context) error {
 	disp := scheduler.NewDispatcher(p.app.Catalog, q, mods, logging.Component(p.app.Log, "dispatch"))
 	reap := reaper.New(reaper.Config{Modules: qmods, Pipeline: names, Policy: policy, Interval: cfg.Pipeline.ReapInterval},
 		q, p.app.Catalog, logging.Component(p.app.Log, "reaper"))
-	reap.OnChange = func() { disp.Wake(); p.app.Outbox.Wake() }
+	reap.OnChange = func() { disp.WakeAll(); p.app.Outbox.Wake() }
 	merger := merge.New(merge.Config{Pipeline: names, Policy: policy}, q, p.app.Catalog, p.app.Store, logging.Component(p.app.Log, "merge"))
 	merger.OnMerged(func(string, string) { disp.Wake(); p.app.Outbox.Wake() })
 	p.dp.Store(disp)

@@ -99,7 +99,7 @@ func (p *pipelineEnv) syncNow() {
 func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.After(d)
-	tick := time.NewTicker(10 * time.Millisecond)
+	tick := time.NewTicker(25 * time.Millisecond)
 	defer tick.Stop()
 	for !cond() {
 		select {
@@ -112,14 +112,8 @@ func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 
 // allDone reports whether every live document has cleared the chain and the outbox is empty.
 func (p *pipelineEnv) allDone() bool {
-	nexts, err := p.app.Catalog.NextValues(p.ctx)
-	if err != nil {
+	if pending, err := p.app.Catalog.HasPending(p.ctx); err != nil || pending {
 		return false
-	}
-	for n, k := range nexts {
-		if n != "" && k > 0 {
-			return false
-		}
 	}
 	total, _, err := p.app.Catalog.OutboxLen(p.ctx)
 	return err == nil && total == 0

@@ -47,7 +47,7 @@ func (t *Tx) refreshDispatch(ctx context.Context, id string) error {
 // index from its start and skips at most the module's dispatched jobs, so a
 // refill costs O(window), whatever the collection's size.
 func (c *Catalog) Candidates(ctx context.Context, module string, limit int) ([]Candidate, error) {
-	rows, err := c.r.QueryContext(ctx, `SELECT d.id, d.dispatch_tier, d.dispatch_path FROM documents d
+	rows, err := c.r.QueryContext(ctx, `SELECT d.id, d.dispatch_tier, d.dispatch_path FROM documents d INDEXED BY documents_dispatch
 		WHERE d.next = ? AND d.next != '' AND d.retired = 0 AND d.dispatch_tier IS NOT NULL
 		AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.doc_id = d.id AND j.module = ?)
 		ORDER BY d.dispatch_tier, d.dispatch_path LIMIT ?`, module, module, limit)

@@ -101,3 +101,11 @@ func (c *Catalog) RequeueParked(ctx context.Context, module string, tokens map[s
 		return nil
 	})
 }
+
+// HasPending reports whether any live document still has a module due (cheap: the partial
+// index on next).
+func (c *Catalog) HasPending(ctx context.Context) (bool, error) {
+	var yes bool
+	err := c.r.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM documents WHERE next != '' AND retired = 0)`).Scan(&yes)
+	return yes, err
+}

@@ -40,6 +40,9 @@ type Applier struct {
 	Batch int
 	// RetryInterval is how long Run waits before retrying failed parts.
 	RetryInterval time.Duration
+	// Gather is how long Run lets wake-ups accumulate before a drain, so a stream of merges is
+	// written in batches (one index write and one flush per batch), not one by one.
+	Gather time.Duration
 	// ChunkOptions are CHUNK_TOKENS and CHUNK_OVERLAP.
 	ChunkOptions chunk.Options
 	// Configure, when set, applies index settings; it runs before the first index write and
@@ -55,7 +58,7 @@ type Applier struct {
 // New builds an Applier.
 func New(cat *catalog.Catalog, store *metadata.Store, index search.Index, markers MarkerUpdater, log zerolog.Logger) *Applier {
 	return &Applier{cat: cat, store: store, index: index, markers: markers, log: log,
-		wake: make(chan struct{}, 1), Batch: 1000, RetryInterval: 5 * time.Second, ChunkOptions: chunk.DefaultOptions}
+		wake: make(chan struct{}, 1), Batch: 1000, RetryInterval: 5 * time.Second, Gather: 50 * time.Millisecond, ChunkOptions: chunk.DefaultOptions}
 }
 
 // Result says what one drain did and what is left.
@@ -89,6 +92,15 @@ func (a *Applier) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-a.wake:
+			if a.Gather > 0 {
+				t := time.NewTimer(a.Gather)
+				select {
+				case <-ctx.Done():
+					t.Stop()
+					return nil
+				case <-t.C:
+				}
+			}
 		case <-retry:
 		}
 		res, err := a.Drain(ctx)

@@ -39,6 +39,7 @@ type Dispatcher struct {
 
 	mu         sync.Mutex
 	preempt    bool // a drive appeared: put its jobs before not-started tier-B jobs
+	checkAll   bool // next refill is a full pass (set by WakeAll and the idle tick)
 	dispatched int64
 	withdrawn  int64
 }
@@ -49,7 +50,8 @@ func NewDispatcher(cat *catalog.Catalog, q *queue.Client, modules []Module, log 
 		wake: make(chan struct{}, 1), Interval: time.Second, AuditInterval: 15 * time.Second}
 }
 
-// Wake asks for a refill now (a job finished, a sync added work).
+// Wake asks for a refill now (a job finished). A refill tops the window up only once it is
+// half empty, so a stream of finishing jobs costs one catalog query per half window.
 func (d *Dispatcher) Wake() {
 	select {
 	case d.wake <- struct{}{}:
@@ -57,12 +59,21 @@ func (d *Dispatcher) Wake() {
 	}
 }
 
+// WakeAll asks for a full pass now: stranded jobs (a drive went away, documents changed) are
+// withdrawn and every window is filled (a sync ended, Redis lost its data, jobs were parked).
+func (d *Dispatcher) WakeAll() {
+	d.mu.Lock()
+	d.checkAll = true
+	d.mu.Unlock()
+	d.Wake()
+}
+
 // DriveAppeared makes the next refill put tier-A jobs before not-started tier-B ones.
 func (d *Dispatcher) DriveAppeared() {
 	d.mu.Lock()
 	d.preempt = true
 	d.mu.Unlock()
-	d.Wake()
+	d.WakeAll()
 }
 
 // Counts returns how many jobs were dispatched and withdrawn so far.
@@ -84,7 +95,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			lastAudit = d.now()
 		}
 		if err == nil {
-			err = d.RefillAll(ctx)
+			err = d.refillModules(ctx)
 		}
 		switch {
 		case ctx.Err() != nil:
@@ -107,49 +118,67 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		case <-d.wake:
 			t.Stop()
 		case <-t.C:
+			d.mu.Lock()
+			d.checkAll = true // the idle tick does the full pass
+			d.mu.Unlock()
 		}
 	}
 }
 
-// RefillAll refills every module's window once.
+// RefillAll does a full pass over every module: withdraw stranded jobs, fill every window.
 func (d *Dispatcher) RefillAll(ctx context.Context) error {
+	d.WakeAllNow()
+	return d.refillModules(ctx)
+}
+
+// WakeAllNow marks the next refill as a full pass without waking Run (for direct callers).
+func (d *Dispatcher) WakeAllNow() {
 	d.mu.Lock()
-	preempt := d.preempt
-	d.preempt = false
+	d.checkAll = true
+	d.mu.Unlock()
+}
+
+func (d *Dispatcher) refillModules(ctx context.Context) error {
+	d.mu.Lock()
+	preempt, all := d.preempt, d.checkAll || d.preempt
+	d.preempt, d.checkAll = false, false
 	d.mu.Unlock()
 	for _, m := range d.modules {
-		if err := d.refill(ctx, m, preempt); err != nil {
-			if preempt {
-				d.DriveAppeared() // try the preemption again next time
-			}
+		if err := d.refill(ctx, m, all, preempt); err != nil {
+			d.mu.Lock()
+			d.checkAll = true // redo the full pass next time
+			d.preempt = d.preempt || preempt
+			d.mu.Unlock()
 			return fmt.Errorf("module %s: %w", m.Name, err)
 		}
 	}
 	return nil
 }
 
-func (d *Dispatcher) refill(ctx context.Context, m Module, preempt bool) error {
-	stranded, err := d.cat.StrandedJobs(ctx, m.Name)
-	if err != nil {
-		return err
-	}
-	if preempt {
-		tierB, err := d.cat.QueuedTierB(ctx, m.Name)
+func (d *Dispatcher) refill(ctx context.Context, m Module, all, preempt bool) error {
+	if all {
+		stranded, err := d.cat.StrandedJobs(ctx, m.Name)
 		if err != nil {
 			return err
 		}
-		stranded = append(stranded, tierB...)
-	}
-	if err := d.withdraw(ctx, m, stranded); err != nil {
-		return err
+		if preempt {
+			tierB, err := d.cat.QueuedTierB(ctx, m.Name)
+			if err != nil {
+				return err
+			}
+			stranded = append(stranded, tierB...)
+		}
+		if err := d.withdraw(ctx, m, stranded); err != nil {
+			return err
+		}
 	}
 	inFlight, err := d.q.InFlight(ctx, m.Name)
 	if err != nil {
 		return err
 	}
 	room := m.Window - int(inFlight)
-	if room <= 0 {
-		return nil
+	if room <= 0 || (!all && room < (m.Window+1)/2) {
+		return nil // a wake between full passes tops up only a half-empty window
 	}
 	cands, err := d.cat.Candidates(ctx, m.Name, room)
 	if err != nil || len(cands) == 0 {
