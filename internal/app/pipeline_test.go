@@ -229,6 +229,12 @@ func TestPluggedDrivePreemptsWaitingJobs(t *testing.T) {
 		p.write(fmt.Sprintf("archive/usb/p%d.jpg", i), fmt.Sprintf("photo %d", i))
 	}
 	p.syncNow()
+	// The plug is noticed by the sync; the dispatcher then withdraws the waiting regular job
+	// and queues the drive's first.
+	waitFor(t, 10*time.Second, "a drive job at the head of the queue", func() bool {
+		head, _ := p.redis.Client().LIndex(p.ctx, "m1:check", 0).Result()
+		return strings.Contains(head, "archive/usb/")
+	})
 	close(gate)
 	p.settle(30 * time.Second)
 	runs := w.record()
@@ -259,8 +265,12 @@ func TestUnpluggedDriveJobsWaitAndResume(t *testing.T) {
 	}
 	os.MkdirAll(p.abs("archive/usb"), 0o755)
 	p.syncNow()
+	waitFor(t, 10*time.Second, "the drive's absence to reach the catalog", func() bool {
+		d, _ := p.app.Catalog.Drives(p.ctx)
+		return !d["usb"]
+	})
 	close(gate)
-	waitFor(t, 10*time.Second, "the running job to finish", func() bool { return len(w.record()) == 1 })
+	waitFor(t, 30*time.Second, "the running job to finish", func() bool { return len(w.record()) == 1 })
 	// Nothing else of the drive starts while it is absent.
 	p.pipe.Dispatcher().RefillAll(p.ctx)
 	if n, _ := p.pipe.Queue().InFlight(p.ctx, "m1"); n != 0 {
