@@ -62,18 +62,5 @@ func (c *Catalog) DriveStatus(ctx context.Context, name string) (DriveStatus, er
 
 // ReferencedDrives lists drives named by at least one path.
 func (c *Catalog) ReferencedDrives(ctx context.Context) ([]string, error) {
-	rows, err := c.r.QueryContext(ctx, `SELECT DISTINCT drive FROM files WHERE drive IS NOT NULL ORDER BY drive`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
+	return c.ids(ctx, `SELECT DISTINCT drive FROM files WHERE drive IS NOT NULL ORDER BY drive`)
 }

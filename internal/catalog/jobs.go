@@ -105,31 +105,23 @@ func (c *Catalog) Jobs(ctx context.Context, module string, state JobState, limit
 // document has no available path any more (its drive was unplugged), or it is gone. The dispatcher withdraws the ones that
 // have not started. O(queued jobs of the module).
 func (c *Catalog) StrandedJobs(ctx context.Context, module string) ([]string, error) {
-	rows, err := c.r.QueryContext(ctx, `SELECT j.doc_id FROM jobs j LEFT JOIN documents d ON d.id = j.doc_id
+	return c.ids(ctx, `SELECT j.doc_id FROM jobs j LEFT JOIN documents d ON d.id = j.doc_id
 		WHERE j.module = ? AND j.state = 'queued'
 		AND (d.id IS NULL OR d.retired = 1 OR d.dispatch_tier IS NULL)`, module)
-	if err != nil {
-		return nil, fmt.Errorf("catalog: stranded jobs %s: %w", module, err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
 }
 
 // QueuedTierB returns the module's queued jobs whose document is in tier B: when a drive
 // appears, the ones not started yet are withdrawn so the drive's jobs go first.
 func (c *Catalog) QueuedTierB(ctx context.Context, module string) ([]string, error) {
-	rows, err := c.r.QueryContext(ctx, `SELECT j.doc_id FROM jobs j JOIN documents d ON d.id = j.doc_id
+	return c.ids(ctx, `SELECT j.doc_id FROM jobs j JOIN documents d ON d.id = j.doc_id
 		WHERE j.module = ? AND j.state = 'queued' AND d.dispatch_tier = 1`, module)
+}
+
+// ids runs a query returning one string column.
+func (c *Catalog) ids(ctx context.Context, query string, args ...any) ([]string, error) {
+	rows, err := c.r.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("catalog: tier B jobs %s: %w", module, err)
+		return nil, fmt.Errorf("catalog: %w", err)
 	}
 	defer rows.Close()
 	var out []string

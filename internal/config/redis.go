@@ -2,15 +2,12 @@ package config
 
 import (
 	"errors"
-	"fmt"
-	"net"
-	"net/url"
-	"strconv"
-	"strings"
+
+	"github.com/homeindex/homeindex/protocol"
 )
 
 // DefaultRedisPort is used when REDIS_HOST names no port.
-const DefaultRedisPort = "6379"
+const DefaultRedisPort = protocol.DefaultRedisPort
 
 // RedisConfig is where Redis is and how to log in. String and Redacted never show the password.
 type RedisConfig struct {
@@ -22,25 +19,12 @@ type RedisConfig struct {
 	CAFile   string // PEM bundle to verify the server (REDIS_TLS_CA_FILE); "" = system roots
 }
 
-// Redacted returns the connection as a redis:// or rediss:// URL with the password replaced by ***.
-func (r RedisConfig) Redacted() string {
-	var b strings.Builder
-	if r.TLS {
-		b.WriteString("rediss://")
-	} else {
-		b.WriteString("redis://")
-	}
-	if r.Username != "" || r.Password != "" {
-		b.WriteString(url.User(r.Username).String())
-		if r.Password != "" {
-			b.WriteString(":***")
-		}
-		b.WriteByte('@')
-	}
-	b.WriteString(r.Addr)
-	fmt.Fprintf(&b, "/%d", r.DB)
-	return b.String()
+func (r RedisConfig) endpoint() protocol.RedisEndpoint {
+	return protocol.RedisEndpoint{Addr: r.Addr, Username: r.Username, Password: r.Password, DB: r.DB, TLS: r.TLS}
 }
+
+// Redacted returns the connection as a redis:// or rediss:// URL with the password replaced by ***.
+func (r RedisConfig) Redacted() string { return r.endpoint().String() }
 
 // String is Redacted, so a RedisConfig can be logged safely.
 func (r RedisConfig) String() string { return r.Redacted() }
@@ -48,127 +32,25 @@ func (r RedisConfig) String() string { return r.Redacted() }
 // GoString keeps the password out of %#v too.
 func (r RedisConfig) GoString() string { return "config.RedisConfig(" + r.Redacted() + ")" }
 
-// ParseRedisHost parses REDIS_HOST: host, host:port, redis://[user:pass@]host[:port][/db],
-// rediss://… (TLS) or upstream's http://host:port (plain Redis). The port defaults to 6379.
-// The error shows the value with its password replaced by ***.
+// ParseRedisHost parses REDIS_HOST with the rules daemon and modules share
+// (protocol.ParseRedisHost): host, host:port, redis://[user:pass@]host[:port][/db], rediss://…
+// (TLS) or upstream's http://host:port (plain Redis). The error never shows the password.
 func ParseRedisHost(s string) (RedisConfig, error) {
-	r, err := parseRedisHost(s)
+	ep, err := protocol.ParseRedisHost(s)
 	if err != nil {
-		return RedisConfig{}, fmt.Errorf("redis host %q: %w", redactRedisHost(s), err)
+		return RedisConfig{}, err
 	}
-	return r, nil
+	return RedisConfig{Addr: ep.Addr, Username: ep.Username, Password: ep.Password, DB: ep.DB, TLS: ep.TLS}, nil
 }
 
-// parseRedisHost returns errors that never contain the password: when s has user info, they
-// quote no part of s at all, since a password with unescaped '/' or ':' can land anywhere.
+// parseRedisHost is ParseRedisHost with the error's "redis host %q" prefix removed (the
+// problem list names the variable and the redacted value itself).
 func parseRedisHost(s string) (RedisConfig, error) {
-	secret := strings.Contains(s, "@")
-	bad := func(msg, detail string) (RedisConfig, error) {
-		if secret || detail == "" {
-			return RedisConfig{}, errors.New(msg)
-		}
-		return RedisConfig{}, fmt.Errorf("%s: %s", msg, detail)
+	r, err := ParseRedisHost(s)
+	if u := errors.Unwrap(err); u != nil {
+		err = u
 	}
-	if s == "" {
-		return bad("empty", "")
-	}
-	if !strings.Contains(s, "://") {
-		if secret {
-			return bad("user and password need the redis:// or rediss:// form", "")
-		}
-		return parseRedisAddr(s)
-	}
-	u, err := url.Parse(s)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // url.Error repeats the whole URL
-		}
-		if secret {
-			return bad("invalid URL (percent-encode special characters in the user and password)", "")
-		}
-		return bad("invalid URL", err.Error())
-	}
-	var r RedisConfig
-	switch strings.ToLower(u.Scheme) {
-	case "redis", "http": // upstream wrote http://redis:6379 and meant plain Redis
-	case "rediss":
-		r.TLS = true
-	default:
-		return RedisConfig{}, fmt.Errorf("unsupported scheme %q: use redis:// or rediss://", u.Scheme)
-	}
-	if u.RawQuery != "" || u.Fragment != "" || u.ForceQuery {
-		return bad("query parameters and fragments are not supported", "")
-	}
-	if u.User != nil {
-		r.Username = u.User.Username()
-		r.Password, _ = u.User.Password()
-	}
-	host, port := u.Hostname(), u.Port()
-	if host == "" {
-		return bad("missing host", "")
-	}
-	if port == "" {
-		port = DefaultRedisPort
-	}
-	if !validPort(port) {
-		return bad("port must be a number from 1 to 65535", strconv.Quote(port))
-	}
-	r.Addr = net.JoinHostPort(host, port)
-	if db := strings.TrimPrefix(u.Path, "/"); db != "" {
-		n, err := strconv.Atoi(db)
-		if err != nil || n < 0 {
-			return bad("database must be a number ≥ 0", strconv.Quote(db))
-		}
-		r.DB = n
-	}
-	return r, nil
+	return r, err
 }
 
-// parseRedisAddr parses host or host:port.
-func parseRedisAddr(s string) (RedisConfig, error) {
-	if strings.ContainsAny(s, "/?# \t") {
-		return RedisConfig{}, errors.New("expected host, host:port, redis://[user:password@]host:port[/db] or rediss://…")
-	}
-	host, port, err := net.SplitHostPort(s)
-	if err != nil {
-		// No port: a bare name, IPv4 or IPv6 address.
-		host, port = strings.TrimSuffix(strings.TrimPrefix(s, "["), "]"), DefaultRedisPort
-		if strings.Contains(host, ":") && net.ParseIP(host) == nil {
-			return RedisConfig{}, errors.New("expected host or host:port")
-		}
-	}
-	if host == "" {
-		return RedisConfig{}, errors.New("missing host")
-	}
-	if !validPort(port) {
-		return RedisConfig{}, fmt.Errorf("port %q must be a number from 1 to 65535", port)
-	}
-	return RedisConfig{Addr: net.JoinHostPort(host, port)}, nil
-}
-
-func validPort(port string) bool {
-	n, err := strconv.Atoi(port)
-	return err == nil && n >= 1 && n <= 65535
-}
-
-// redactRedisHost hides the password of a REDIS_HOST value that may not even parse: whatever
-// follows the first ':' of the user info, up to the last '@', becomes ***.
-func redactRedisHost(s string) string {
-	at := strings.LastIndex(s, "@")
-	if at < 0 {
-		return s
-	}
-	start := 0
-	if i := strings.Index(s, "://"); i >= 0 && i < at {
-		start = i + len("://")
-	}
-	user, _, hasPassword := strings.Cut(s[start:at], ":")
-	if !hasPassword {
-		if start == 0 {
-			return "***" + s[at:] // no scheme: cannot tell a user from a password
-		}
-		return s
-	}
-	return s[:start] + user + ":***" + s[at:]
-}
+func redactRedisHost(s string) string { return protocol.RedactRedisHost(s) }
