@@ -172,11 +172,14 @@ func (d *Dispatcher) refill(ctx context.Context, m Module, all, preempt bool) er
 			return err
 		}
 	}
-	inFlight, err := d.q.InFlight(ctx, m.Name)
+	counts, err := d.q.Counts(ctx, m.Name)
 	if err != nil {
 		return err
 	}
-	room := m.Window - int(inFlight)
+	// The window counts jobs in the four lists and, beyond the definition, results
+	// still waiting for the merger (the jobs hash): when merging lags, dispatching stops
+	// instead of piling up results, and the catalog's queued rows stay O(window).
+	room := m.Window - int(max(counts.Window(), counts.Jobs))
 	if room <= 0 || (!all && room < (m.Window+1)/2) {
 		return nil // a wake between full passes tops up only a half-empty window
 	}
