@@ -14,6 +14,7 @@ build:
 
 deps:
 	./scripts/install-redis.sh
+	./scripts/install-python-redis.sh
 	./scripts/install-meilisearch.sh $(MEILI_DIR)
 
 vet:
@@ -25,8 +26,9 @@ test: deps vet
 bench: deps
 	./scripts/bench.sh
 
-demo: deps build
-	./scripts/demo.sh
+# The demo needs only redis-server (demo.sh installs it) and the binaries.
+demo: build
+	BIN=$(BIN) ./scripts/demo.sh
 
 clean:
 	rm -rf $(BIN)

@@ -105,12 +105,21 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		}
 		p.log.Info().Str("owner", p.owner).Msg("holding the Redis lock: this daemon is active")
 		err = p.active(ctx)
+		if ctx.Err() != nil {
+			_ = q.ReleaseLock(context.WithoutCancel(ctx), p.owner)
+			return nil
+		}
 		if errors.Is(err, queue.ErrLockLost) {
 			p.log.Warn().Msg("daemon lock lost: another homeindexd took over; back to standby")
 			continue
 		}
+		// Redis went away or the catalog failed mid-way: the file sync goes on; the pipeline
+		// starts over (lock, epoch, module changes) once Redis answers again.
+		p.log.Warn().Err(err).Dur("retry_in", connectBackof).Msg("module pipeline stopped; restarting it")
 		_ = q.ReleaseLock(context.WithoutCancel(ctx), p.owner)
-		return err
+		if !sleepCtx(ctx, connectBackof) {
+			return nil
+		}
 	}
 	return nil
 }

@@ -176,10 +176,11 @@ func (d *Dispatcher) refill(ctx context.Context, m Module, all, preempt bool) er
 	if err != nil {
 		return err
 	}
-	// The window counts jobs in the four lists and, beyond the definition, results
-	// still waiting for the merger (the jobs hash): when merging lags, dispatching stops
-	// instead of piling up results, and the catalog's queued rows stay O(window).
-	room := m.Window - int(max(counts.Window(), counts.Jobs))
+	// The window counts our jobs in flight (the jobs hash): those in the four lists and,
+	// beyond the definition, those retrying or whose result waits for the merger. So
+	// dispatch pauses when merging lags instead of piling up results (the catalog's queued rows
+	// stay O(window)), and foreign or stale-uid items a worker set aside never block it.
+	room := m.Window - int(counts.Jobs)
 	if room <= 0 || (!all && room < (m.Window+1)/2) {
 		return nil // a wake between full passes tops up only a half-empty window
 	}
