@@ -55,7 +55,7 @@ redis_port=$(free_port)
 redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$work" --appendonly yes --save '' \
 	--daemonize no --logfile "$work/redis.log" &
 pids+=($!)
-for _ in $(seq 50); do
+for _ in $(seq 100); do
 	redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break
 	sleep 0.1
 done
@@ -69,7 +69,11 @@ export INDEX_DIRECTORY=$files METADATA_DIRECTORY=$work/metadata STATE_DIRECTORY=
 export REDIS_HOST=127.0.0.1:$redis_port MODULES=$modules HTTP_ADDR=127.0.0.1:$(free_port)
 export CRON_EXPRESSION='*/5 * * * * *' LOG_FORMAT=json LOGGING_LEVEL=info
 "$BIN/homeindexd" run 2>"$work/homeindexd.log" &
-pids+=($!)
+daemon=$!
+pids+=("$daemon")
+alive() { # alive PID NAME: fails the demo if the process has exited
+	kill -0 "$1" 2>/dev/null || { echo "demo: $2 exited" >&2; exit 1; }
+}
 
 marker() { # marker DRIVE: its state and content, or "none"
 	local m
@@ -80,17 +84,26 @@ marker() { # marker DRIVE: its state and content, or "none"
 }
 hits() { "$BIN/homeindexd" search --limit 1 "$@" | awk 'NR == 1 { print $1 }'; } # "N hits" → N
 
-for _ in $(seq 100); do [ -e "$files/archive/usb-2019-status-pending" ] && break; sleep 0.1; done
+for _ in $(seq 300); do
+	[ -e "$files/archive/usb-2019-status-pending" ] && break
+	alive "$daemon" homeindexd
+	sleep 0.1
+done
+[ "$(marker usb-2019)" != none ] || { echo "demo: no drive marker after 30 s" >&2; exit 1; }
 echo "usb-2019 marker after the first sync: $(marker usb-2019)"
 
 MODULE_NAME=example-module MODULE_UID=demo-1 FILES_DIRECTORY=$files METADATA_DIRECTORY=$work/metadata \
 	TIMEOUT=10 "$BIN/example-module" 2>"$work/example-module.log" &
-pids+=($!)
+module=$!
+pids+=("$module")
 
 echo "== processing"
 start=$SECONDS
 while :; do
-	total=$(hits) done_=$(hits --filter 'next IS EMPTY')
+	alive "$daemon" homeindexd
+	alive "$module" example-module
+	total=$(hits) || total=0
+	done_=$(hits --filter 'next IS EMPTY') || done_=0
 	echo "  $((SECONDS - start))s: ${done_:-0} of ${total:-0} documents processed; usb-2019 $(marker usb-2019)"
 	if [ "${total:-0}" -eq "$expected" ] && [ "${done_:-0}" -eq "$expected" ] &&
 		[ -e "$files/archive/usb-2019-status-ready" ]; then
