@@ -209,6 +209,21 @@ func assertTierAFirst(t *testing.T, runs []workerRun, tierA func(workerRun) bool
 	}
 }
 
+// gatedWorker starts a worker whose first run holds until the returned gate is closed, and
+// returns once that first run has started.
+func (p *pipelineEnv) gatedWorker(module string) (*rawWorker, chan struct{}) {
+	gate := make(chan struct{})
+	var once sync.Once
+	started := make(chan struct{})
+	w := p.worker(module, func(doc map[string]any) (map[string]any, any, error) {
+		once.Do(func() { close(started) })
+		<-gate
+		return map[string]any{"x": 1}, nil, nil
+	})
+	<-started
+	return w, gate
+}
+
 func TestPluggedDrivePreemptsWaitingJobs(t *testing.T) {
 	p := newPipelineEnv(t, modulesYAML("m1"), "DISPATCH_WINDOW", "2")
 	for i := 0; i < 8; i++ {
@@ -216,15 +231,7 @@ func TestPluggedDrivePreemptsWaitingJobs(t *testing.T) {
 	}
 	p.start()
 	p.syncNow()
-	gate := make(chan struct{})
-	var once sync.Once
-	started := make(chan struct{})
-	w := p.worker("m1", func(doc map[string]any) (map[string]any, any, error) {
-		once.Do(func() { close(started) })
-		<-gate
-		return map[string]any{"x": 1}, nil, nil
-	})
-	<-started // one regular job runs, one waits in the window
+	w, gate := p.gatedWorker("m1") // one regular job runs, one waits in the window
 	for i := 0; i < 3; i++ {
 		p.write(fmt.Sprintf("archive/usb/p%d.jpg", i), fmt.Sprintf("photo %d", i))
 	}
@@ -249,15 +256,7 @@ func TestUnpluggedDriveJobsWaitAndResume(t *testing.T) {
 	}
 	p.start()
 	p.syncNow()
-	gate := make(chan struct{})
-	var once sync.Once
-	started := make(chan struct{})
-	w := p.worker("m1", func(doc map[string]any) (map[string]any, any, error) {
-		once.Do(func() { close(started) })
-		<-gate
-		return map[string]any{"x": 1}, nil, nil
-	})
-	<-started
+	w, gate := p.gatedWorker("m1")
 	// Unplug: the mount point stays, empty.
 	tmp := t.TempDir()
 	if err := os.Rename(p.abs("archive/usb"), filepath.Join(tmp, "usb")); err != nil {

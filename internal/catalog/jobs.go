@@ -150,25 +150,6 @@ func (c *Catalog) DeleteQueuedJobs(ctx context.Context) (int64, error) {
 	return n, err
 }
 
-// CountJobs counts a module's jobs by state.
-func (c *Catalog) CountJobs(ctx context.Context, module string) (map[JobState]int64, error) {
-	rows, err := c.r.QueryContext(ctx, `SELECT state, count(*) FROM jobs WHERE module = ? GROUP BY state`, module)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := map[JobState]int64{}
-	for rows.Next() {
-		var s string
-		var n int64
-		if err := rows.Scan(&s, &n); err != nil {
-			return nil, err
-		}
-		out[JobState(s)] = n
-	}
-	return out, rows.Err()
-}
-
 // JobDocByToken returns the document id of a module's job carrying token (tokens are random
 // and unique), so a result whose echoed id was altered still finds its job.
 func (c *Catalog) JobDocByToken(ctx context.Context, module, token string) (string, bool, error) {
