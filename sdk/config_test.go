@@ -116,6 +116,9 @@ func TestUIDCheck(t *testing.T) {
 		{"bad", "- name: m\n  uid: u1\n", false},
 		{"", "- name: m\n  uid: u1\n", false},
 		{"u1", "- name: other\n  uid: u1\n", false},
+		{"u1", "[]", false}, // an empty list names no modules, this one included
+		// Keys and rules that only the daemon reads do not stop a module.
+		{"u1", "- name: m\n  uid: u1\n  window: lots\n  future_key: 1\n- name: Other.Name\n", true},
 	} {
 		c, err := LoadConfig(envOf(map[string]string{"MODULE_NAME": "m", "MODULE_UID": tc.uid, "MODULES": tc.modules}))
 		if err != nil {

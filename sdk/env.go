@@ -21,7 +21,7 @@ const (
 	EnvModuleName      = "MODULE_NAME"
 	EnvQueueName       = "QUEUE_NAME" // upstream's name for MODULE_NAME
 	EnvModuleUID       = "MODULE_UID"
-	EnvModules         = "MODULES"
+	EnvModules         = protocol.EnvModules
 	EnvRedisHost       = "REDIS_HOST"
 	EnvRedisTLSCAFile  = "REDIS_TLS_CA_FILE"
 	EnvTimeout         = "TIMEOUT"
@@ -149,7 +149,8 @@ func parseSeconds(v string) (time.Duration, error) {
 	return time.Duration(f * float64(time.Second)), nil
 }
 
-// yamlRoot decodes one YAML document and returns its root node; nil for empty text.
+// yamlRoot decodes one YAML document and returns its root node; nil for empty text. It serves
+// ParseShares (RESOURCE_SHARES is the module's own); MODULES is read by protocol.ParseModulesLenient.
 func yamlRoot(text string) (*yaml.Node, error) {
 	if strings.TrimSpace(text) == "" {
 		return nil, nil
@@ -190,44 +191,43 @@ func yamlError(text string, err error) error {
 	return fmt.Errorf("invalid YAML: %w%s", err, hint)
 }
 
-// parseModules reads name and uid of each MODULES entry; other keys are the daemon's business.
-// Empty text gives nil (no check).
+// parseModules reads name and uid of each MODULES entry with protocol.ParseModulesLenient:
+// the other keys are the daemon's business, so a module keeps starting when the daemon gains a
+// key or tightens a rule about one. Empty text gives nil (no check). Problems are worded as
+// ParseShares words its own: "entry 0: name is required".
 func parseModules(text string) ([]ModuleEntry, error) {
-	root, err := yamlRoot(text)
-	if err != nil || root == nil {
-		return nil, err
+	mods, problems := protocol.ParseModulesLenient(text)
+	if len(problems) > 0 {
+		texts := make([]string, len(problems))
+		for i, p := range problems {
+			texts[i] = moduleProblemText(p)
+		}
+		return nil, errors.New(strings.Join(texts, "; "))
 	}
-	out := []ModuleEntry{}
-	for i, n := range root.Content {
-		n = deref(n)
-		if n.Kind != yaml.MappingNode {
-			return nil, fmt.Errorf("entry %d: want a mapping with name and uid, found %s", i, describe(n))
-		}
-		var m ModuleEntry
-		for j := 0; j+1 < len(n.Content); j += 2 {
-			v := deref(n.Content[j+1])
-			switch n.Content[j].Value {
-			case "name":
-				if v.Kind != yaml.ScalarNode || v.ShortTag() == "!!null" {
-					return nil, fmt.Errorf("entry %d: name: want a string, found %s", i, describe(v))
-				}
-				m.Name = v.Value
-			case "uid":
-				// Any scalar as written: YAML may read an unquoted uid as a number.
-				if v.Kind != yaml.ScalarNode {
-					return nil, fmt.Errorf("entry %d: uid: want a string, found %s", i, describe(v))
-				}
-				if v.ShortTag() != "!!null" {
-					m.UID = v.Value
-				}
-			}
-		}
-		if m.Name == "" {
-			return nil, fmt.Errorf("entry %d: name is required", i)
-		}
-		out = append(out, m)
+	if mods == nil {
+		return nil, nil // no list: no check
+	}
+	out := make([]ModuleEntry, len(mods))
+	for i, m := range mods {
+		out[i] = ModuleEntry{Name: m.Name, UID: m.UID}
 	}
 	return out, nil
+}
+
+// moduleProblemText words a MODULES problem without the MODULES prefix that LoadConfig adds.
+func moduleProblemText(p protocol.ModuleProblem) string {
+	switch {
+	case p.Entry < 0:
+		return p.Reason
+	case p.Field == "":
+		return fmt.Sprintf("entry %d: %s", p.Entry, p.Reason)
+	case p.Reason == protocol.ReasonRequired:
+		return fmt.Sprintf("entry %d: %s is required", p.Entry, p.Field)
+	case p.Value != "":
+		return fmt.Sprintf("entry %d: %s %s: %s", p.Entry, p.Field, p.Value, p.Reason)
+	default:
+		return fmt.Sprintf("entry %d: %s: %s", p.Entry, p.Field, p.Reason)
+	}
 }
 
 // ParseShares parses RESOURCE_SHARES: a YAML list of {name, seconds}. Unknown keys, missing or

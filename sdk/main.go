@@ -14,7 +14,7 @@ import (
 // Exit codes of Main.
 const (
 	ExitOK     = 0
-	ExitFatal  = 1 // fatal mis-configuration (uid), or Load/Unload failed
+	ExitFatal  = 1 // fatal mis-configuration (uid), Load/Unload failed, or Redis refused the worker
 	ExitConfig = 2 // invalid environment
 )
 

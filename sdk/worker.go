@@ -78,9 +78,10 @@ func (w *Worker) Config() Config { return w.cfg }
 // Serve takes and processes jobs until ctx ends, then stops: it takes no more work, lets the
 // current job finish for up to ShutdownGrace (then cancels it and hands its item back to the
 // head of its queue), unloads, leaves its share groups and returns nil. Redis outages are
-// logged and waited out. It returns an error only when Load or Unload fails. Serve may be
-// called once. A handler that ignores its context may still be running when Serve returns
-// (its item was handed back; Main then exits).
+// logged and waited out. It returns an error only when Load or Unload fails, or when Redis
+// refuses the worker (wrong credentials, missing ACL permissions, a certificate that does not
+// verify), which no retry can fix. Serve may be called once. A handler that ignores its
+// context may still be running when Serve returns (its item was handed back; Main then exits).
 func (w *Worker) Serve(ctx context.Context) error {
 	if !w.served.CompareAndSwap(false, true) {
 		return errors.New("sdk: Serve called twice on one Worker")
@@ -138,7 +139,7 @@ func (w *Worker) Serve(ctx context.Context) error {
 	return nil
 }
 
-// fatalError ends Serve: Load or Unload failed.
+// fatalError ends Serve: Load or Unload failed, or Redis refused the worker (refused).
 type fatalError struct{ err error }
 
 func (e *fatalError) Error() string { return e.err.Error() }
@@ -152,6 +153,8 @@ func (w *Worker) loop(ctx context.Context) error {
 		switch {
 		case errors.As(err, &fe):
 			return err
+		case err != nil && refused(err) != nil && ctx.Err() == nil:
+			return &fatalError{refused(err)} // wrong credentials, ACL or certificate: retrying cannot help
 		case err != nil:
 			if ctx.Err() != nil {
 				return nil

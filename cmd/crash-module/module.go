@@ -4,14 +4,17 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/homeindex/homeindex/sdk"
 )
 
-// module crashes the process in Run when crash is set.
+// module crashes the process in Run when crash is set, or when the file's path contains
+// crashOn (if not empty).
 type module struct {
-	crash bool
-	exit  func(code int) // os.Exit; the SDK turns panics into failed attempts, so dying takes an exit
+	crash   bool
+	crashOn string
+	exit    func(code int) // os.Exit; the SDK turns panics into failed attempts, so dying takes an exit
 }
 
 // Check always runs.
@@ -19,7 +22,7 @@ func (module) Check(context.Context, *sdk.Job) (bool, error) { return true, nil 
 
 // Run dies (crash) or writes version.json.
 func (m module) Run(_ context.Context, job *sdk.Job) (sdk.Result, error) {
-	if m.crash {
+	if m.crash || (m.crashOn != "" && strings.Contains(job.Path, m.crashOn)) {
 		job.Log.Error().Msg("crashing")
 		m.exit(1)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/homeindex/homeindex/internal/httpapi"
 	"github.com/homeindex/homeindex/internal/logging"
+	"github.com/homeindex/homeindex/internal/ops"
 	"github.com/homeindex/homeindex/internal/scheduler"
 )
 
@@ -45,10 +46,19 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 	checks := []httpapi.Check{{Name: "catalog", Fn: a.Catalog.Ping}}
 	if pipe != nil {
 		checks = append(checks, httpapi.Check{Name: "redis", Fn: pipe.Ping})
+		if err := pipe.Pauses().Load(ctx); err != nil {
+			return err
+		}
 	}
+	opsSvc := ops.New(ops.Config{Version: version}, a, pipe, logging.Component(log, "ops"))
 	var srv *httpapi.Server
 	if cfg.HTTPAddr != "" {
-		srv, err = httpapi.New(cfg.HTTPAddr, checks)
+		opts := []httpapi.Option{httpapi.WithOps(opsSvc, a.Index.Files(), logging.Component(log, "http"))}
+		if cfg.HTTPPprof {
+			opts = append(opts, httpapi.WithPprof())
+			log.Warn().Msg("HTTP_PPROF is on: /debug/pprof/ is served")
+		}
+		srv, err = httpapi.New(cfg.HTTPAddr, checks, opts...)
 		if err != nil {
 			return fmt.Errorf("http: %w", err)
 		}
@@ -66,7 +76,7 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 	}, logging.Component(log, "scheduler"))
 
 	var wg sync.WaitGroup
-	errc := make(chan error, 4)
+	errc := make(chan error, 6)
 	spawn := func(name string, fn func() error) {
 		wg.Add(1)
 		go func() {
@@ -86,6 +96,7 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 	}
 	if pipe != nil {
 		spawn("pipeline", func() error { return pipe.Run(ctx) })
+		spawn("ops", func() error { return opsSvc.Run(ctx) })
 	}
 
 	var runErr error

@@ -51,6 +51,12 @@ func init() {
 		{"sync", "run one sync, print its counts and exit", cmdSync},
 		{"search", "search the index: search [--filter F] [--sort S] [--limit N] [--json] [QUERY]", cmdSearch},
 		{"healthcheck", "probe the running daemon's /readyz (exit 0 or 1)", cmdHealthcheck},
+		{"status", "where every module, drive and sync stands (running daemon): status [--json]", cmdStatus},
+		{"failed", "list parked jobs and quarantined results: failed [--module M]; failed clear [--module M]", cmdFailed},
+		{"retry", "run parked jobs again: retry [--module M] [--file ID|PATH] [--all]", cmdRetry},
+		{"pause", "stop new dispatches to a module: pause MODULE", cmdPause},
+		{"resume", "let a paused module run again: resume MODULE", cmdResume},
+		{"requeue", "send documents back to a module: requeue --module M [--path PREFIX]", cmdRequeue},
 		{"version", "print the version", cmdVersion},
 	}
 }
@@ -108,7 +114,7 @@ func exitCode(err error, stderr io.Writer) int {
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: homeindexd [command] [flags]\n\ncommands:")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nConfiguration comes from the environment; see README.md. `homeindexd COMMAND --help` for flags.")
 }

@@ -39,6 +39,8 @@ type App struct {
 	Markers *filesync.Markers
 	Syncer  *filesync.Syncer
 	Outbox  *outbox.Applier
+
+	syncs syncState // last sync and counts, for status (progress.go)
 }
 
 // Open opens the catalog, metadata directory and search index and wires the sync path.
@@ -138,7 +140,10 @@ func (a *App) ImportLegacy(ctx context.Context) error {
 // SyncOnce runs one sync and logs its summary line, then wakes the outbox.
 func (a *App) SyncOnce(ctx context.Context, reason string) (filesync.Stats, error) {
 	a.Log.Info().Str("reason", reason).Msg("start file sync")
+	stop := a.logProgress(ProgressEvery)
 	st, err := a.Syncer.Sync(ctx)
+	stop()
+	a.recordSync(ctx, reason, st, err)
 	a.Outbox.Wake()
 	ev := a.Log.Info()
 	if err != nil {

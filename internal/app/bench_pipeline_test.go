@@ -1,11 +1,13 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"sync"
 	"testing"
 	"time"
@@ -24,11 +26,14 @@ import (
 // to document.json written (check → run → done → merge → outbox). Compare with
 // internal/queue's BenchmarkPipeline10k, the bare protocol loop.
 func BenchmarkPipelineEndToEnd10k(b *testing.B) {
+	var idle int64
 	benchPipeline(b, 10_000, func(p *pipelineEnv) func(context.Context) {
 		w := &rawWorker{t: b, rdb: p.redis.Client(), module: "m1", timeout: time.Minute,
 			run: func(map[string]any) (map[string]any, any, error) { return map[string]any{"noop": true}, nil, nil }}
-		return w.serve
+		return func(ctx context.Context) { w.serve(ctx); idle += w.idle.Load() }
 	})
+	// Polls that found no job: the time the worker waited for the daemon (5 ms each).
+	b.ReportMetric(float64(idle)/float64(b.N), "idle-polls/op")
 }
 
 // BenchmarkPipelineEndToEndSDK10k: the same run with no-op modules on the Go SDK, 1 and 4
@@ -77,7 +82,7 @@ func benchPipeline(b *testing.B, n int, worker func(p *pipelineEnv) func(context
 		p := &pipelineEnv{testEnv: benchTestEnv(b, n), redis: redistest.Start(b)}
 		p.vars["REDIS_HOST"] = p.redis.Addr()
 		p.vars["MODULES"] = modulesYAML("m1")
-		p.vars["DISPATCH_WINDOW"] = "256"
+		p.vars["DISPATCH_WINDOW"] = cmp.Or(os.Getenv("BENCH_WINDOW"), "256")
 		p.open()
 		if _, err := p.app.SyncOnce(p.ctx, "bench"); err != nil {
 			b.Fatal(err)
@@ -87,6 +92,7 @@ func benchPipeline(b *testing.B, n int, worker func(p *pipelineEnv) func(context
 		}
 		serve := worker(p)
 		b.StartTimer()
+		stopProfile := profileTimed(b)
 		p.startB(b)
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
@@ -94,6 +100,7 @@ func benchPipeline(b *testing.B, n int, worker func(p *pipelineEnv) func(context
 		go func() { defer wg.Done(); serve(ctx) }()
 		waitFor(b, 10*time.Minute, "every file through the pipeline", p.allDone)
 		b.StopTimer()
+		stopProfile()
 		cancel()
 		wg.Wait()
 		p.stop()
@@ -101,6 +108,23 @@ func benchPipeline(b *testing.B, n int, worker func(p *pipelineEnv) func(context
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(n)/(b.Elapsed().Seconds()/float64(b.N)), "files/s")
+}
+
+// profileTimed writes a CPU profile of the timed part alone to $PIPELINE_CPUPROFILE when set
+// (go test's -cpuprofile also covers building the tree and the initial sync).
+func profileTimed(b *testing.B) (stop func()) {
+	path := os.Getenv("PIPELINE_CPUPROFILE")
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatal(err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }
 }
 
 // benchTestEnv is a testEnv over a fresh tree of n tiny files.

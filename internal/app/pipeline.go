@@ -42,7 +42,14 @@ type Pipeline struct {
 	mp        atomic.Pointer[merge.Merger]
 	ready     chan struct{}
 	readyOnce sync.Once
+	pauses    *scheduler.Pauses
+	// OnFinished, when set before Run, is called after each job the merger finishes (merged,
+	// or parked on a module-reported failure). It must not block.
+	OnFinished func(module, docID string)
 }
+
+// Pauses is the set of paused modules (persisted in the catalog; Load it before Run).
+func (p *Pipeline) Pauses() *scheduler.Pauses { return p.pauses }
 
 // Queue, Dispatcher, Reaper and Merger return the running parts (nil before Ready).
 func (p *Pipeline) Queue() *queue.Client              { return p.qp.Load() }
@@ -58,7 +65,8 @@ func (a *App) NewPipeline() *Pipeline {
 	}
 	host, _ := os.Hostname()
 	p := &Pipeline{app: a, log: logging.Component(a.Log, "pipeline"),
-		owner: fmt.Sprintf("%s:%d:%d", host, os.Getpid(), time.Now().UnixNano()), ready: make(chan struct{})}
+		owner: fmt.Sprintf("%s:%d:%d", host, os.Getpid(), time.Now().UnixNano()), ready: make(chan struct{}),
+		pauses: scheduler.NewPauses(a.Catalog)}
 	a.Syncer.SetDriveAppeared(func(string) {
 		if d := p.Dispatcher(); d != nil {
 			d.DriveAppeared()
@@ -86,8 +94,18 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	}
 	p.qp.Store(q)
 	defer q.Close()
+	stateDir := p.app.Config.StateDirectory
+	prev, release := predecessor(stateDir)
+	defer release()
 	for ctx.Err() == nil {
-		ok, err := q.AcquireLock(ctx, p.owner, lockTTL)
+		ok, err := q.TakeOverLock(ctx, prev, p.owner, lockTTL)
+		if ok {
+			p.log.Info().Str("previous", prev).Msg("the Redis lock was held by this state directory's previous homeindexd, now gone: taking over at once")
+		}
+		prev = "" // only at start: later the holder may be anyone
+		if err == nil && !ok {
+			ok, err = q.AcquireLock(ctx, p.owner, lockTTL)
+		}
 		if err == nil && !ok {
 			holder, _, _ := q.LockHolder(ctx)
 			p.log.Info().Str("holder", holder).Msg("standby: another homeindexd holds the Redis lock; waiting to take over")
@@ -102,6 +120,9 @@ func (p *Pipeline) Run(ctx context.Context) error {
 				return nil
 			}
 			continue
+		}
+		if err := recordOwner(stateDir, p.owner); err != nil {
+			p.log.Warn().Err(err).Msg("lock owner not recorded; a restart after a crash will wait for the lock to expire")
 		}
 		p.log.Info().Str("owner", p.owner).Msg("holding the Redis lock: this daemon is active")
 		err = p.active(ctx)
@@ -136,6 +157,9 @@ func (p *Pipeline) connect(ctx context.Context) (*queue.Client, error) {
 		}
 		if errors.Is(err, queue.ErrRedisTooOld) {
 			return nil, err
+		}
+		if rerr := queue.Refused(err); rerr != nil {
+			return nil, rerr // wrong credentials, ACL or certificate: retrying cannot help
 		}
 		if !logged {
 			p.log.Warn().Err(err).Str("redis", opts.String()).Msg("redis unreachable; retrying every 5 s")
@@ -173,11 +197,19 @@ func (p *Pipeline) active(ctx context.Context) error {
 	names := cfg.ModuleNames()
 	q := p.q()
 	disp := scheduler.NewDispatcher(p.app.Catalog, q, mods, logging.Component(p.app.Log, "dispatch"))
+	disp.Pauses = p.pauses
 	reap := reaper.New(reaper.Config{Modules: qmods, Pipeline: names, Policy: policy, Interval: cfg.Pipeline.ReapInterval},
 		q, p.app.Catalog, logging.Component(p.app.Log, "reaper"))
 	reap.OnChange = func() { disp.WakeAll(); p.app.Outbox.Wake() }
 	merger := merge.New(merge.Config{Pipeline: names, Policy: policy}, q, p.app.Catalog, p.app.Store, logging.Component(p.app.Log, "merge"))
-	merger.OnMerged(func(string, string) { disp.Wake(); p.app.Outbox.Wake() })
+	merger.OnMerged(func(id, module string) {
+		disp.Wake()
+		p.app.Outbox.Wake()
+		p.log.Debug().Str("module", module).Str("id", id).Msg("job finished")
+		if p.OnFinished != nil {
+			p.OnFinished(module, id)
+		}
+	})
 	p.dp.Store(disp)
 	p.rp.Store(reap)
 	p.mp.Store(merger)
@@ -342,6 +374,9 @@ func (p *Pipeline) applyModuleChanges(ctx context.Context) error {
 // module changed).
 func (p *Pipeline) retryParked(ctx context.Context) error {
 	for _, m := range p.app.Config.Modules {
+		if p.pauses.Paused(m.Name) {
+			continue // a paused module gets nothing new; `homeindexd retry` after resume
+		}
 		retried, err := p.q().RetryFailed(ctx, m.Name, nil)
 		if err != nil {
 			return err

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,6 +30,7 @@ type rawWorker struct {
 
 	mu   sync.Mutex
 	runs []workerRun
+	idle atomic.Int64 // polls that found both queues empty (the worker starved)
 }
 
 // workerRun records one run: which document, the first path, when it started and ended.
@@ -50,6 +52,7 @@ func (w *rawWorker) serve(ctx context.Context) {
 		did := w.phase(ctx, protocol.CheckKey(w.module))
 		did = w.phase(ctx, protocol.RunKey(w.module)) || did
 		if !did {
+			w.idle.Add(1)
 			select {
 			case <-ctx.Done():
 			case <-time.After(5 * time.Millisecond): // an idle poll, as the Python loop's

@@ -13,7 +13,7 @@ import (
 	"os"
 	"path/filepath"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"github.com/homeindex/homeindex/internal/sqlitedb"
 )
 
 // Catalog is an open catalog database. Writes go through one connection (SQLite has one writer);
@@ -62,10 +62,7 @@ func openDB(path string, writer bool) (*sql.DB, error) {
 	if writer {
 		q.Set("_txlock", "immediate")
 	}
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
-	if err != nil {
-		return nil, fmt.Errorf("open catalog %s: %w", path, err)
-	}
+	db := sqlitedb.Open("file:" + path + "?" + q.Encode())
 	if err := db.Ping(); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open catalog %s: %w", path, err)

@@ -114,6 +114,26 @@ func (c *Catalog) Document(ctx context.Context, id string) (protocol.Document, D
 	return renderDocument(ctx, c.r, id)
 }
 
+// Documents renders several documents with two queries; ids that are not in the catalog
+// (DocMissing) are absent from the map.
+func (c *Catalog) Documents(ctx context.Context, ids []string) (map[string]Rendered, error) {
+	docs, states, err := renderDocuments(ctx, c.r, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]Rendered, len(docs))
+	for i, d := range docs {
+		out[d.ID] = Rendered{Doc: d, State: states[i]}
+	}
+	return out, nil
+}
+
+// Rendered is one document as Documents renders it.
+type Rendered struct {
+	Doc   protocol.Document
+	State DocState
+}
+
 type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
@@ -133,8 +153,13 @@ func renderDocuments(ctx context.Context, q querier, ids []string) ([]protocol.D
 	if len(ids) == 0 {
 		return nil, nil, nil
 	}
-	in, args := inList(ids)
-	rows, err := q.QueryContext(ctx, `SELECT id, type, size, next, fields, version, retired, failures FROM documents WHERE id IN (`+in+`) ORDER BY id`, args...)
+	// One SQL text whatever the number of ids (json_each), so the statement is prepared once.
+	idList, err := json.Marshal(ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, err := q.QueryContext(ctx, `SELECT id, type, size, next, fields, version, retired, failures FROM documents
+		WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id`, string(idList))
 	if err != nil {
 		return nil, nil, fmt.Errorf("catalog: render: %w", err)
 	}
@@ -172,7 +197,8 @@ func renderDocuments(ctx context.Context, q querier, ids []string) ([]protocol.D
 		return nil, nil, err
 	}
 	rows, err = q.QueryContext(ctx, `SELECT f.doc_id, f.path, f.mtime, f.drive IS NOT NULL, (f.drive IS NULL OR coalesce(dr.present, 0) = 1)
-		FROM files f LEFT JOIN drives dr ON dr.name = f.drive WHERE f.doc_id IN (`+in+`) ORDER BY f.doc_id, f.path`, args...)
+		FROM files f LEFT JOIN drives dr ON dr.name = f.drive WHERE f.doc_id IN (SELECT value FROM json_each(?))
+		ORDER BY f.doc_id, f.path`, string(idList))
 	if err != nil {
 		return nil, nil, fmt.Errorf("catalog: render paths: %w", err)
 	}

@@ -149,17 +149,3 @@ func (c *Catalog) DeleteQueuedJobs(ctx context.Context) (int64, error) {
 	})
 	return n, err
 }
-
-// JobDocByToken returns the document id of a module's job carrying token (tokens are random
-// and unique), so a result whose echoed id was altered still finds its job.
-func (c *Catalog) JobDocByToken(ctx context.Context, module, token string) (string, bool, error) {
-	var id string
-	err := c.r.QueryRowContext(ctx, `SELECT doc_id FROM jobs WHERE module = ? AND token = ?`, module, token).Scan(&id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", false, nil
-	}
-	if err != nil {
-		return "", false, fmt.Errorf("catalog: job by token: %w", err)
-	}
-	return id, true, nil
-}

@@ -2,7 +2,9 @@ package catalog
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -32,60 +34,90 @@ type MergeInput struct {
 	At       time.Time
 }
 
-// Merge applies a module result in one transaction: it checks the job is the one in flight,
-// merges the fields, advances `next` when it names this module, records the merge (so a replay
-// is a no-op), and dirties the document, its drives' markers and, with content, its chunks.
+// Merge applies one module result in one transaction; see MergeBatch.
 func (c *Catalog) Merge(ctx context.Context, in MergeInput) (MergeOutcome, error) {
-	out := MergeStale
+	out, err := c.MergeBatch(ctx, []MergeInput{in})
+	if err != nil {
+		return MergeStale, err
+	}
+	return out[0], nil
+}
+
+// MergeBatch applies module results in one transaction (one commit for many results is what
+// lets the merger keep up with fast modules). For each result it checks the job is the one in
+// flight, merges the fields, advances `next` when it names this module, clears the module's
+// failure, records the merge (so a replay is a no-op) and dirties the document, its drives'
+// markers and, with content, its chunks. Results are applied in order, so a duplicate later in
+// the batch is a replay of the earlier one.
+func (c *Catalog) MergeBatch(ctx context.Context, ins []MergeInput) ([]MergeOutcome, error) {
+	outs := make([]MergeOutcome, len(ins))
 	err := c.Update(ctx, func(t *Tx) error {
-		var seen int
-		if err := t.tx.QueryRowContext(ctx, `SELECT count(*) FROM merges WHERE doc_id = ? AND module = ? AND token = ?`,
-			in.DocID, in.Module, in.Token).Scan(&seen); err != nil {
-			return err
-		}
-		if seen > 0 {
-			out = MergeReplayed
-			return nil
-		}
-		j, ok, err := t.Job(ctx, in.DocID, in.Module)
-		if err != nil || !ok || j.Token != in.Token {
-			return err
-		}
-		state, err := t.DocumentState(ctx, in.DocID)
-		if err != nil {
-			return err
-		}
-		if state != DocLive {
-			return t.DeleteJob(ctx, in.DocID, in.Module)
-		}
-		if err := t.mergeFields(ctx, in.DocID, in.Fields); err != nil {
-			return err
-		}
-		if err := t.moveOn(ctx, in.DocID, in.Module, in.Pipeline); err != nil {
-			return err
-		}
-		if err := t.setFailure(ctx, in.DocID, in.Module, nil); err != nil {
-			return err
-		}
-		if err := t.DeleteJob(ctx, in.DocID, in.Module); err != nil {
-			return err
-		}
-		if _, err := t.tx.ExecContext(ctx, `INSERT INTO merges(doc_id, module, token, at) VALUES(?, ?, ?, ?)`,
-			in.DocID, in.Module, in.Token, in.At.UnixMilli()); err != nil {
-			return err
-		}
-		if in.Content {
-			if err := t.Dirty(ctx, ChunksKey(in.DocID, in.Module)); err != nil {
-				return err
+		for i, in := range ins {
+			out, err := t.merge(ctx, in)
+			if err != nil {
+				return fmt.Errorf("catalog: merge %s/%s: %w", in.DocID, in.Module, err)
 			}
+			outs[i] = out
 		}
-		out = MergeApplied
-		return t.dirtyDocAndDrives(ctx, in.DocID)
+		return nil
 	})
 	if err != nil {
-		return MergeStale, fmt.Errorf("catalog: merge %s/%s: %w", in.DocID, in.Module, err)
+		return nil, err
 	}
-	return out, nil
+	return outs, nil
+}
+
+// merge applies one result; every statement here runs once per merged file, so there are few.
+func (t *Tx) merge(ctx context.Context, in MergeInput) (MergeOutcome, error) {
+	var seen int
+	if err := t.tx.QueryRowContext(ctx, `SELECT count(*) FROM merges WHERE doc_id = ? AND module = ? AND token = ?`,
+		in.DocID, in.Module, in.Token).Scan(&seen); err != nil {
+		return MergeStale, err
+	}
+	if seen > 0 {
+		return MergeReplayed, nil
+	}
+	var token string
+	err := t.tx.QueryRowContext(ctx, `SELECT token FROM jobs WHERE doc_id = ? AND module = ?`, in.DocID, in.Module).Scan(&token)
+	if errors.Is(err, sql.ErrNoRows) || err == nil && token != in.Token {
+		return MergeStale, nil
+	}
+	if err != nil {
+		return MergeStale, err
+	}
+	var retired bool
+	var fields, failures string
+	err = t.tx.QueryRowContext(ctx, `SELECT retired, fields, failures FROM documents WHERE id = ?`, in.DocID).
+		Scan(&retired, &fields, &failures)
+	if errors.Is(err, sql.ErrNoRows) || err == nil && retired {
+		return MergeStale, t.DeleteJob(ctx, in.DocID, in.Module)
+	}
+	if err != nil {
+		return MergeStale, err
+	}
+	if fields, err = mergedFields(fields, in.Fields); err != nil {
+		return MergeStale, err
+	}
+	failures, _ = withFailure(failures, in.Module, nil)
+	if _, err := t.tx.ExecContext(ctx, `UPDATE documents SET fields = ?, failures = ?,
+		next = CASE WHEN next = ? THEN ? ELSE next END WHERE id = ?`,
+		fields, failures, in.Module, nextModule(in.Pipeline, in.Module), in.DocID); err != nil {
+		return MergeStale, err
+	}
+	if err := t.DeleteJob(ctx, in.DocID, in.Module); err != nil {
+		return MergeStale, err
+	}
+	if _, err := t.tx.ExecContext(ctx, `INSERT INTO merges(doc_id, module, token, at) VALUES(?, ?, ?, ?)`,
+		in.DocID, in.Module, in.Token, in.At.UnixMilli()); err != nil {
+		return MergeStale, err
+	}
+	if in.Content {
+		if err := t.Dirty(ctx, ChunksKey(in.DocID, in.Module)); err != nil {
+			return MergeStale, err
+		}
+	}
+	// A merge changes no path, so the dispatch order stays: no refresh.
+	return MergeApplied, t.dirtyDocDrives(ctx, in.DocID, false)
 }
 
 // Park records a job that failed MAX_ATTEMPTS times: the job row stays (parked, with its
@@ -110,47 +142,43 @@ func (c *Catalog) Park(ctx context.Context, docID, module, token string, attempt
 			return err
 		}
 		parked = true
-		return t.dirtyDocAndDrives(ctx, docID)
+		return t.dirtyDocDrives(ctx, docID, false)
 	})
 	return parked, err
 }
 
-// mergeFields sets module-owned top-level fields (shallow: a field's value is replaced whole,
-// like Meilisearch's partial update).
-func (t *Tx) mergeFields(ctx context.Context, id string, fields map[string]json.RawMessage) error {
+// mergedFields returns the stored fields object with fields set (shallow: a field's value is
+// replaced whole, like Meilisearch's partial update).
+func mergedFields(cur string, fields map[string]json.RawMessage) (string, error) {
 	if len(fields) == 0 {
-		return nil
-	}
-	var cur string
-	if err := t.tx.QueryRowContext(ctx, `SELECT fields FROM documents WHERE id = ?`, id).Scan(&cur); err != nil {
-		return err
+		return cur, nil
 	}
 	m := map[string]json.RawMessage{}
 	if cur != "" {
 		if err := json.Unmarshal([]byte(cur), &m); err != nil {
-			return fmt.Errorf("stored fields: %w", err)
+			return "", fmt.Errorf("stored fields: %w", err)
 		}
 	}
 	for k, v := range fields {
 		m[k] = v
 	}
 	b, err := json.Marshal(m)
-	if err != nil {
-		return err
+	return string(b), err
+}
+
+// nextModule is the module after module in pipeline, or "" at the end.
+func nextModule(pipeline []string, module string) string {
+	for i, m := range pipeline {
+		if m == module && i+1 < len(pipeline) {
+			return pipeline[i+1]
+		}
 	}
-	_, err = t.tx.ExecContext(ctx, `UPDATE documents SET fields = ? WHERE id = ?`, string(b), id)
-	return err
+	return ""
 }
 
 // moveOn advances `next` past module when it names it.
 func (t *Tx) moveOn(ctx context.Context, id, module string, pipeline []string) error {
-	next := ""
-	for i, m := range pipeline {
-		if m == module && i+1 < len(pipeline) {
-			next = pipeline[i+1]
-		}
-	}
-	_, err := t.tx.ExecContext(ctx, `UPDATE documents SET next = ? WHERE id = ? AND next = ?`, next, id, module)
+	_, err := t.tx.ExecContext(ctx, `UPDATE documents SET next = ? WHERE id = ? AND next = ?`, nextModule(pipeline, module), id, module)
 	return err
 }
 
@@ -160,12 +188,23 @@ func (t *Tx) setFailure(ctx context.Context, id, module string, value json.RawMe
 	if err := t.tx.QueryRowContext(ctx, `SELECT failures FROM documents WHERE id = ?`, id).Scan(&cur); err != nil {
 		return err
 	}
+	next, changed := withFailure(cur, module, value)
+	if !changed {
+		return nil
+	}
+	_, err := t.tx.ExecContext(ctx, `UPDATE documents SET failures = ? WHERE id = ?`, next, id)
+	return err
+}
+
+// withFailure returns the failures object cur with module's entry set (value non-nil) or
+// cleared, and whether that changed anything.
+func withFailure(cur, module string, value json.RawMessage) (string, bool) {
 	m := map[string]json.RawMessage{}
-	if cur != "" {
+	if cur != "" && cur != "{}" {
 		_ = json.Unmarshal([]byte(cur), &m)
 	}
 	if _, had := m[module]; !had && value == nil {
-		return nil
+		return cur, false
 	}
 	if value == nil {
 		delete(m, module)
@@ -173,13 +212,18 @@ func (t *Tx) setFailure(ctx context.Context, id, module string, value json.RawMe
 		m[module] = value
 	}
 	b, _ := json.Marshal(m)
-	_, err := t.tx.ExecContext(ctx, `UPDATE documents SET failures = ? WHERE id = ?`, string(b), id)
-	return err
+	return string(b), true
 }
 
 // dirtyDocAndDrives dirties a document and the markers of every drive it has a path on, so a
 // drive flips to ready the moment its last pending file is merged.
 func (t *Tx) dirtyDocAndDrives(ctx context.Context, id string) error {
+	return t.dirtyDocDrives(ctx, id, true)
+}
+
+// dirtyDocDrives is dirtyDocAndDrives; refresh=false skips recomputing the document's dispatch
+// order, for changes that touch none of its paths (a merge, a park).
+func (t *Tx) dirtyDocDrives(ctx context.Context, id string, refresh bool) error {
 	rows, err := t.tx.QueryContext(ctx, `SELECT DISTINCT drive FROM files WHERE doc_id = ? AND drive IS NOT NULL`, id)
 	if err != nil {
 		return err
@@ -197,7 +241,7 @@ func (t *Tx) dirtyDocAndDrives(ctx context.Context, id string) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	return t.Dirty(ctx, keys...)
+	return t.dirty(ctx, refresh, keys...)
 }
 
 // MergeCount returns how many results were merged for a (document, module): more than one

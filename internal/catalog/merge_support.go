@@ -2,23 +2,40 @@ package catalog
 
 import (
 	"context"
-	"database/sql"
-	"errors"
+	"encoding/json"
 	"fmt"
 )
 
-// LiveJob reports whether token is the current token of the (docID, module) job and the
-// document is live, i.e. a result carrying that token would be merged now. The merger asks
-// before writing module files, so stale results never touch the metadata directory.
-func (c *Catalog) LiveJob(ctx context.Context, docID, module, token string) (bool, error) {
-	var one int
-	err := c.r.QueryRowContext(ctx, `SELECT 1 FROM jobs j JOIN documents d ON d.id = j.doc_id
-		WHERE j.doc_id = ? AND j.module = ? AND j.token = ? AND d.retired = 0`, docID, module, token).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
+// JobByToken is what JobsByToken knows of one token.
+type JobByToken struct {
+	DocID string // the document whose job carries the token
+	Live  bool   // the document is live: a result would be merged now
+}
+
+// JobsByToken looks up module's jobs carrying tokens (tokens are random and unique) in one
+// query: the merger asks once per batch of results which job each answers and whether it is
+// current, so a result whose echoed id was altered still finds its job and stale results never
+// touch the metadata directory. Tokens of no job are absent from the map.
+func (c *Catalog) JobsByToken(ctx context.Context, module string, tokens []string) (map[string]JobByToken, error) {
+	list, err := json.Marshal(tokens)
 	if err != nil {
-		return false, fmt.Errorf("catalog: live job %s/%s: %w", docID, module, err)
+		return nil, err
 	}
-	return true, nil
+	rows, err := c.r.QueryContext(ctx, `SELECT j.token, j.doc_id, coalesce(d.retired = 0, 0) FROM jobs j
+		LEFT JOIN documents d ON d.id = j.doc_id
+		WHERE j.module = ? AND j.token IN (SELECT value FROM json_each(?))`, module, string(list))
+	if err != nil {
+		return nil, fmt.Errorf("catalog: jobs by token: %w", err)
+	}
+	defer rows.Close()
+	out := make(map[string]JobByToken, len(tokens))
+	for rows.Next() {
+		var token string
+		var j JobByToken
+		if err := rows.Scan(&token, &j.DocID, &j.Live); err != nil {
+			return nil, fmt.Errorf("catalog: jobs by token: %w", err)
+		}
+		out[token] = j
+	}
+	return out, rows.Err()
 }

@@ -27,6 +27,12 @@ func DriveKey(name string) string { return KeyDrive + name }
 // Dirty marks keys as needing their derived state rewritten. Path and drive keys have no index
 // part, so they start index_done.
 func (t *Tx) Dirty(ctx context.Context, keys ...string) error {
+	return t.dirty(ctx, true, keys...)
+}
+
+// dirty is Dirty; refresh=false skips recomputing a document's dispatch order, for changes
+// that touch none of its paths (a merge, a park).
+func (t *Tx) dirty(ctx context.Context, refresh bool, keys ...string) error {
 	for _, k := range keys {
 		if t.seq == 0 {
 			if err := t.tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM outbox`).Scan(&t.seq); err != nil {
@@ -35,7 +41,7 @@ func (t *Tx) Dirty(ctx context.Context, keys ...string) error {
 		}
 		t.seq++
 		indexDone := !strings.HasPrefix(k, KeyDoc) && !strings.HasPrefix(k, KeyChunks)
-		if id, ok := strings.CutPrefix(k, KeyDoc); ok {
+		if id, ok := strings.CutPrefix(k, KeyDoc); ok && refresh {
 			if err := t.refreshDispatch(ctx, id); err != nil {
 				return err
 			}

@@ -71,6 +71,8 @@ CREATE TABLE IF NOT EXISTS jobs (
 	PRIMARY KEY (doc_id, module)
 );
 CREATE INDEX IF NOT EXISTS jobs_module_state ON jobs(module, state);
+-- Results name their job by token (JobsByToken).
+CREATE INDEX IF NOT EXISTS jobs_token ON jobs(token);
 -- Every merged result, by its job token: a replay finds its row and changes nothing; counting
 -- rows per (document, module) shows double merges.
 CREATE TABLE IF NOT EXISTS merges (

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/homeindex/homeindex/protocol"
 	"github.com/robfig/cron/v3"
 )
 
@@ -22,9 +23,10 @@ const (
 	envMeiliIndex         = "MEILISEARCH_INDEX_NAME"
 	envMeiliChunkIndex    = "MEILISEARCH_CHUNK_INDEX_NAME"
 	envHTTPAddr           = "HTTP_ADDR"
+	envHTTPPprof          = "HTTP_PPROF"
 	envLoggingLevel       = "LOGGING_LEVEL"
 	envLogFormat          = "LOG_FORMAT"
-	envModules            = "MODULES"
+	envModules            = protocol.EnvModules
 	envRedisHost          = "REDIS_HOST"
 	envRedisTLSCAFile     = "REDIS_TLS_CA_FILE"
 	envDispatchWindow     = "DISPATCH_WINDOW"
@@ -88,6 +90,8 @@ type Config struct {
 
 	// HTTPAddr is HTTP_ADDR, host:port; "" (HTTP_ADDR=off) disables HTTP. Default 127.0.0.1:8080.
 	HTTPAddr string
+	// HTTPPprof is HTTP_PPROF: serve /debug/pprof/ (true or false; default false).
+	HTTPPprof bool
 
 	LogLevel  string // LOGGING_LEVEL: debug, info, warn or error; default info
 	LogFormat string // LOG_FORMAT: json or console; default console on a terminal, else json

@@ -92,6 +92,13 @@ func (e *env) indexName(name, def string) string {
 }
 
 func (e *env) http(c *Config) {
+	if p := e.value(envHTTPPprof); p != "" {
+		b, err := strconv.ParseBool(p)
+		if err != nil {
+			e.problemf(envHTTPPprof, p, "must be true or false")
+		}
+		c.HTTPPprof = b
+	}
 	v := e.str(envHTTPAddr, DefaultHTTPAddr)
 	if strings.EqualFold(v, httpDisabled) {
 		return // the environment cannot tell an empty value from an unset one, hence "off"
@@ -126,12 +133,6 @@ func (e *env) logging(c *Config, stderrIsTTY bool) {
 		return
 	}
 	c.LogFormat = format
-}
-
-func (e *env) modules(c *Config) {
-	mods, problems := ParseModules(e.getenv(envModules))
-	e.problems = append(e.problems, problems...)
-	c.Modules = mods
 }
 
 // redis parses REDIS_HOST whether or not modules are configured: a bad value is a problem

@@ -8,8 +8,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/homeindex/homeindex/internal/durable"
 )
 
 // State is a drive's marker state.
@@ -97,7 +98,7 @@ func (a Archive) writeMarker(drive string, s State, now time.Time) error {
 		_ = os.Remove(tmp)
 		return fail(err)
 	}
-	if err := syncDir(a.dir); err != nil {
+	if err := durable.SyncDir(a.dir); err != nil {
 		return fail(err)
 	}
 	return nil
@@ -113,22 +114,6 @@ func bare(err error) error {
 	var le *os.LinkError
 	if errors.As(err, &le) {
 		return le.Err
-	}
-	return err
-}
-
-// syncDir makes the rename durable. File systems that cannot sync a directory are accepted.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if errors.Is(err, syscall.EINVAL) || errors.Is(err, errors.ErrUnsupported) {
-		return nil
 	}
 	return err
 }

@@ -39,6 +39,8 @@ type Syncer struct {
 	archive drives.Archive
 	markers *Markers
 	log     zerolog.Logger
+
+	progress progress // live counters of the sync in progress (Progress)
 }
 
 // New builds a Syncer.
@@ -76,6 +78,8 @@ type Stats struct {
 // Sync runs one full sync.
 func (s *Syncer) Sync(ctx context.Context) (Stats, error) {
 	st := Stats{Started: s.cfg.Now()}
+	s.progress.start(st.Started)
+	defer s.progress.running.Store(false)
 	defer func() { st.Duration = time.Since(st.Started) }()
 	run := &syncRun{s: s, st: &st, changedDrives: map[string]bool{}, seen: map[string]bool{}}
 	if err := run.do(ctx); err != nil {
@@ -124,10 +128,12 @@ func (r *syncRun) do(ctx context.Context) error {
 
 func (r *syncRun) loadFiles(ctx context.Context) error {
 	r.files = map[string]catalog.File{}
-	return r.s.cat.Files(ctx, func(f catalog.File) error {
+	err := r.s.cat.Files(ctx, func(f catalog.File) error {
 		r.files[f.Path] = f
 		return nil
 	})
+	r.s.progress.known.Store(int64(len(r.files)))
+	return err
 }
 
 // refreshArchiveRel re-derives every path's drive when ARCHIVE_DIRECTORY moved.

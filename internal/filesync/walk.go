@@ -34,6 +34,7 @@ func (r *syncRun) walk(ctx context.Context) error {
 	walkErr := make(chan error, 1)
 	go func() {
 		defer close(jobs)
+		defer r.s.progress.walkDone.Store(true)
 		walkErr <- scanner.Walk(ctx, r.s.cfg.Root, scanner.WalkOptions{
 			Skip: r.skip,
 			OnError: func(rel string, err error) {
@@ -41,6 +42,7 @@ func (r *syncRun) walk(ctx context.Context) error {
 			},
 		}, func(e scanner.Entry) error {
 			r.st.Walked++
+			r.s.progress.walked.Add(1)
 			r.mu.Lock()
 			r.seen[e.Rel] = true
 			r.mu.Unlock()
@@ -53,6 +55,8 @@ func (r *syncRun) walk(ctx context.Context) error {
 				confirmed = append(confirmed, change{e: e, id: old.DocID, keep: true})
 				return nil
 			}
+			r.s.progress.toHash.Add(1)
+			r.s.progress.toHashB.Add(e.Size)
 			select {
 			case jobs <- scanner.HashJob{Path: filepath.Join(r.s.cfg.Root, filepath.FromSlash(e.Rel)), Ref: e}:
 				return nil
@@ -79,6 +83,8 @@ func (r *syncRun) walk(ctx context.Context) error {
 		}
 		r.st.Hashed++
 		r.st.HashedBytes += e.Size
+		r.s.progress.hashed.Add(1)
+		r.s.progress.hashedB.Add(e.Size)
 		c := change{e: e, id: res.ID}
 		if old, ok := r.files[e.Rel]; !ok || old.DocID != res.ID {
 			if c.typ, res.Err = scanner.DetectType(res.Job.Path); res.Err != nil {

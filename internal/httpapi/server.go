@@ -1,5 +1,8 @@
-// Package httpapi serves the daemon's HTTP endpoints: /healthz (the process is alive) and
-// /readyz (its dependencies answer). Loopback by default; every endpoint is read-only.
+// Package httpapi serves the daemon's HTTP endpoints: /healthz (the process is alive),
+// /readyz (its dependencies answer), and with WithOps /metrics, /api/status, /api/failed,
+// /api/search and the POST actions (retry, pause, resume, requeue, failed/clear), which are
+// guarded against cross-site requests. Loopback by default; GET endpoints are read-only;
+// /debug/pprof only with WithPprof. With WithOps, "/" is the status page (page.go).
 package httpapi
 
 import (
@@ -8,7 +11,12 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/homeindex/homeindex/internal/ops"
 )
 
 // Check is one readiness probe (catalog, Redis, ...).
@@ -24,14 +32,41 @@ type Server struct {
 	checks []Check
 }
 
+// Option adds endpoints to a Server.
+type Option func(*http.ServeMux)
+
+// WithOps serves /metrics and /api/* from svc, and the status page at / that shows them;
+// files answers /api/search (nil: 503).
+func WithOps(svc *ops.Service, files Searcher, log zerolog.Logger) Option {
+	return func(mux *http.ServeMux) {
+		mux.Handle("GET /metrics", metricsHandler(NewRegistry(svc, log)))
+		mountAPI(mux, svc, files)
+		mountPage(mux)
+	}
+}
+
+// WithPprof serves net/http/pprof under /debug/pprof/ (HTTP_PPROF=true).
+func WithPprof() Option {
+	return func(mux *http.ServeMux) {
+		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	}
+}
+
 // New listens on addr now (so a bad address fails at start) and builds the handlers.
-func New(addr string, checks []Check) (*Server, error) {
+func New(addr string, checks []Check, opts ...Option) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{ln: ln, checks: checks}
 	mux := http.NewServeMux()
+	for _, o := range opts {
+		o(mux)
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

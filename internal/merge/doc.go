@@ -22,7 +22,7 @@
 //     protocol.DonePermanentField it parks at once; a park is recorded in the catalog
 //     (catalog.Park: `failures` names the module, `next` moves on) with the parked record's
 //     reason and time, so a replay after a crash between the two writes the same bytes;
-//  6. otherwise, if the job is still current (catalog.LiveJob), content is validated
+//  6. otherwise, if the job is still current (catalog.JobsByToken, one query per batch), content is validated
 //     (chunk.ParseContent; bad content is quarantined and the attempt failed), written to
 //     by-id/<id>/<module>/content.json, and the fields merged by catalog.Merge, which advances
 //     `next`, dirties the document, its drives' markers and (with content) its chunks for the

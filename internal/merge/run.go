@@ -13,6 +13,9 @@ import (
 // quarantines it, so one result that cannot be merged never stalls the others.
 const maxHandleFailures = 10
 
+// finishTimeout bounds handling the results already taken once the merger is asked to stop.
+const finishTimeout = 5 * time.Second
+
 // Run puts results left in modules:done:processing back in front (RestoreDone: a previous run
 // died before acknowledging them) and consumes modules:done until ctx ends. When Redis or the
 // catalog fails it logs once per outage, waits with a capped exponential backoff (never a busy
@@ -21,13 +24,14 @@ const maxHandleFailures = 10
 // is quarantined with the last error. It returns nil when ctx ends.
 func (m *Merger) Run(ctx context.Context) error {
 	restore := true
+	batch := m.cfg.Batch
 	var o outage
 	var stuck struct {
 		raw   string
 		tries int
 	}
 	for ctx.Err() == nil {
-		raw, err := m.step(ctx, &restore)
+		raw, err := m.step(ctx, &restore, batch)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -45,9 +49,12 @@ func (m *Merger) Run(ctx context.Context) error {
 		if err == nil {
 			stuck.raw, stuck.tries = "", 0
 			o.end(m)
+			batch = m.cfg.Batch
 			continue
 		}
-		restore = true
+		// One result at a time until one succeeds, so a result that cannot be handled is
+		// found and, after maxHandleFailures tries, quarantined alone.
+		restore, batch = true, 1
 		m.retries.Add(1)
 		wait := o.fail(m, err)
 		t := time.NewTimer(wait)
@@ -61,10 +68,10 @@ func (m *Merger) Run(ctx context.Context) error {
 	return nil
 }
 
-// step restores leftovers when asked, then takes and handles one result (or none: NextDone
-// timed out). It returns the result when Handle failed on it. Called only between results,
-// when nothing else is being handled, as RestoreDone requires.
-func (m *Merger) step(ctx context.Context, restore *bool) (failed string, err error) {
+// step restores leftovers when asked, then takes and handles up to batch results (or none:
+// nothing came in time). It returns the result when handling a batch of one failed. Called only
+// between batches, when nothing else is being handled, as RestoreDone requires.
+func (m *Merger) step(ctx context.Context, restore *bool, batch int) (failed string, err error) {
 	if *restore {
 		n, err := m.q.RestoreDone(ctx)
 		if err != nil {
@@ -75,15 +82,30 @@ func (m *Merger) step(ctx context.Context, restore *bool) (failed string, err er
 			m.log.Info().Int("results", n).Msg("unacknowledged results put back for replay")
 		}
 	}
-	raw, err := m.q.NextDone(ctx, m.cfg.Block)
+	taken, err := m.q.NextDones(ctx, m.cfg.Block, batch, m.cfg.MaxPayload)
+	for _, reason := range taken.Oversized {
+		m.stats.quarantined.Add(1)
+		m.log.Warn().Str("reason", reason).Msg("result quarantined")
+	}
 	if errors.Is(err, queue.ErrNoDone) {
 		return "", nil
 	}
 	if err != nil {
 		return "", err
 	}
-	if err := m.Handle(ctx, raw); err != nil {
-		return raw, err
+	raws := taken.Results
+	if len(raws) == 0 {
+		return "", nil
+	}
+	// Results taken are handled to the end even when ctx ends meanwhile (SIGTERM): a shutdown
+	// leaves nothing in modules:done:processing. Bounded, so a stuck catalog cannot hold it up.
+	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+	defer cancel()
+	if err := m.HandleBatch(hctx, raws); err != nil {
+		if len(raws) == 1 {
+			return raws[0], err
+		}
+		return "", err
 	}
 	return "", nil
 }

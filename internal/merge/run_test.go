@@ -68,7 +68,8 @@ func TestRunSurvivesRedisOutage(t *testing.T) {
 // A result Handle keeps failing on is quarantined after maxHandleFailures tries, with the
 // error, and the results behind it are merged.
 func TestRunQuarantinesAResultItCannotHandle(t *testing.T) {
-	f := newFixture(t, Config{})
+	// One result per round, so the count of replays below is exact (batches: batch_test.go).
+	f := newFixture(t, Config{Batch: 1})
 	f.m.backoffMin, f.m.backoffMax = time.Millisecond, 5*time.Millisecond
 	f.m.afterCommit = func(ref queue.JobRef) error {
 		if ref.ID == docA {

@@ -9,8 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 
+	"github.com/homeindex/homeindex/internal/durable"
 	"golang.org/x/sys/unix"
 )
 
@@ -90,24 +90,13 @@ func (s *Store) ensureDir(dir string) error {
 	return nil
 }
 
-// syncDir fsyncs a directory so a rename or a new entry in it is durable. File systems that
-// cannot sync directories (EINVAL, ENOTSUP) are accepted as they are.
+// syncDir fsyncs a directory so a rename or a new entry in it is durable (durable.SyncDir),
+// unless syncs are deferred to a later file-system-wide sync.
 func (s *Store) syncDir(dir string) error {
 	if s.deferSync {
 		return nil
 	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if errors.Is(err, syscall.EINVAL) || errors.Is(err, errors.ErrUnsupported) {
-		return nil
-	}
-	return err
+	return durable.SyncDir(dir)
 }
 
 // CleanTemp removes temp files that a crash left behind. Call it at start, before any write:

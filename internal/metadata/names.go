@@ -6,6 +6,8 @@ import (
 	"path"
 	"regexp"
 	"strings"
+
+	"github.com/homeindex/homeindex/protocol"
 )
 
 // Errors returned (wrapped) for names that are unsafe on disk.
@@ -20,7 +22,9 @@ var (
 // fail there, with ENAMETOOLONG.
 const maxIDLen = 511
 
-var moduleNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+// moduleNameRE is the rule MODULES enforces (protocol.ModuleNamePattern): a module's directory
+// name is its configured name.
+var moduleNameRE = regexp.MustCompile(protocol.ModuleNamePattern)
 
 // ValidID reports whether id is safe as a directory name: [A-Za-z0-9_-]{1,511}. xxh64 ids and
 // legacy ids such as "hash1" pass; "", "../x", "a/b" and anything with NUL do not.
@@ -39,7 +43,7 @@ func ValidID(id string) bool {
 	return true
 }
 
-// ValidModuleName reports whether name matches ^[a-z0-9][a-z0-9_-]{0,63}$.
+// ValidModuleName reports whether name matches protocol.ModuleNamePattern.
 func ValidModuleName(name string) bool { return moduleNameRE.MatchString(name) }
 
 func checkID(id string) error {

@@ -8,9 +8,6 @@ package outbox
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -165,48 +162,38 @@ func (a *Applier) Drain(ctx context.Context) (Result, error) {
 	return res, nil
 }
 
-// round applies one page of entries, updating their done flags in place.
+// round applies one page of entries, updating their done flags in place. Documents are rendered
+// with one query, and the index gets one write per kind of change (files upserted, files
+// deleted, chunks replaced) for the whole round.
 func (a *Applier) round(ctx context.Context, entries []catalog.OutboxEntry, indexOK *bool, res *Result) error {
-	var upserts []json.RawMessage
-	var upsertAt, deleteAt []int
-	var deletes []string
+	docs, err := a.cat.Documents(ctx, roundDocIDs(entries))
+	if err != nil {
+		return err
+	}
+	var w indexWrite
 	for i := range entries {
 		e := &entries[i]
 		switch {
 		case strings.HasPrefix(e.Key, catalog.KeyDoc):
 			id := strings.TrimPrefix(e.Key, catalog.KeyDoc)
-			doc, state, err := a.cat.Document(ctx, id)
-			if err != nil {
-				return err
+			r, ok := docs[id]
+			if !ok {
+				r.State = catalog.DocMissing
 			}
 			if !e.MetaDone {
-				e.MetaDone = a.applyDocMeta(id, doc, state)
+				e.MetaDone = a.applyDocMeta(id, r.Doc, r.State)
 			}
 			if !e.IndexDone {
-				if state == catalog.DocLive {
-					b, err := json.Marshal(doc)
-					if err != nil {
-						return fmt.Errorf("outbox: render %s: %w", id, err)
-					}
-					upserts = append(upserts, b)
-					upsertAt = append(upsertAt, i)
-				} else {
-					deletes = append(deletes, id)
-					deleteAt = append(deleteAt, i)
+				if err := w.document(i, id, r); err != nil {
+					return err
 				}
 			}
 		case strings.HasPrefix(e.Key, catalog.KeyPath):
 			e.MetaDone = a.applyPath(ctx, strings.TrimPrefix(e.Key, catalog.KeyPath))
 			e.IndexDone = true
 		case strings.HasPrefix(e.Key, catalog.KeyChunks):
-			if err := a.applyChunks(ctx, e, *indexOK); err != nil {
-				var ie indexError
-				if !errors.As(err, &ie) {
-					return err
-				}
-				*indexOK = false
-				res.IndexErr = err
-				a.log.Warn().Err(err).Msg("chunk index not updated; will retry")
+			if err := a.applyChunks(i, e, docs, &w); err != nil {
+				return err
 			}
 		case strings.HasPrefix(e.Key, catalog.KeyDrive):
 			e.MetaDone = a.applyDrive(ctx, strings.TrimPrefix(e.Key, catalog.KeyDrive))
@@ -216,22 +203,34 @@ func (a *Applier) round(ctx context.Context, entries []catalog.OutboxEntry, inde
 			e.MetaDone, e.IndexDone = true, true
 		}
 	}
-	if !*indexOK || (len(upserts) == 0 && len(deletes) == 0) {
+	if !*indexOK || w.empty() {
 		return nil
 	}
-	if err := a.writeIndex(ctx, upserts, deletes); err != nil {
+	if err := a.writeIndex(ctx, &w); err != nil {
 		*indexOK = false
 		res.IndexErr = err
-		a.log.Warn().Err(err).Int("documents", len(upserts)+len(deletes)).Msg("search index not updated; will retry")
+		a.log.Warn().Err(err).Int("keys", len(w.at)).Msg("search index not updated; will retry")
 		return nil
 	}
-	for _, i := range upsertAt {
-		entries[i].IndexDone = true
-	}
-	for _, i := range deleteAt {
+	for _, i := range w.at {
 		entries[i].IndexDone = true
 	}
 	return nil
+}
+
+// roundDocIDs lists the documents a round's doc: and chunks: keys need rendered.
+func roundDocIDs(entries []catalog.OutboxEntry) []string {
+	var ids []string
+	for _, e := range entries {
+		if id, ok := strings.CutPrefix(e.Key, catalog.KeyDoc); ok {
+			ids = append(ids, id)
+		} else if rest, ok := strings.CutPrefix(e.Key, catalog.KeyChunks); ok {
+			if id, _, ok := strings.Cut(rest, "/"); ok {
+				ids = append(ids, id)
+			}
+		}
+	}
+	return ids
 }
 
 func (a *Applier) configure(ctx context.Context) error {

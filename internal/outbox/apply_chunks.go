@@ -1,10 +1,8 @@
 package outbox
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -21,21 +19,18 @@ const (
 )
 
 // applyChunks rebuilds one module's chunks of one document from its content.json: chunks.json
-// on disk (the metadata part) and the chunk index, where the file's old chunks for that module
-// are replaced (the index part). A document that is gone or retired only loses its chunks.
-func (a *Applier) applyChunks(ctx context.Context, e *catalog.OutboxEntry, indexOK bool) error {
+// on disk (the metadata part) now, and in the chunk index, where the file's old chunks for that
+// module are replaced, with the round's index write (w). A document that is gone or retired
+// only loses its chunks.
+func (a *Applier) applyChunks(i int, e *catalog.OutboxEntry, docs map[string]catalog.Rendered, w *indexWrite) error {
 	id, module, ok := strings.Cut(strings.TrimPrefix(e.Key, catalog.KeyChunks), "/")
 	if !ok {
 		e.MetaDone, e.IndexDone = true, true
 		return nil
 	}
-	doc, state, err := a.cat.Document(ctx, id)
-	if err != nil {
-		return err
-	}
-	var docs []json.RawMessage
-	if state == catalog.DocLive {
-		chunks, err := a.buildChunks(id, module, doc.Mtime)
+	var out []json.RawMessage
+	if r, ok := docs[id]; ok && r.State == catalog.DocLive {
+		chunks, err := a.buildChunks(id, module, r.Doc.Mtime)
 		if err != nil {
 			a.log.Error().Str("id", id).Str("module", module).Err(err).Msg("content not chunked")
 			e.MetaDone, e.IndexDone = true, true // bad content does not get better by retrying
@@ -53,32 +48,16 @@ func (a *Applier) applyChunks(ctx context.Context, e *catalog.OutboxEntry, index
 			if err != nil {
 				return err
 			}
-			docs = append(docs, b)
+			out = append(out, b)
 		}
 	} else {
 		e.MetaDone = true
 	}
-	if e.IndexDone || !indexOK {
-		return nil
+	if !e.IndexDone {
+		w.replaceChunks(i, id, module, out)
 	}
-	filter := fmt.Sprintf(`file_id = %q AND module = %q`, id, module)
-	if err := a.index.Chunks().DeleteByFilter(ctx, filter); err != nil {
-		return indexError{err}
-	}
-	if len(docs) > 0 {
-		if err := a.index.Chunks().Upsert(ctx, docs); err != nil {
-			return indexError{err}
-		}
-	}
-	e.IndexDone = true
 	return nil
 }
-
-// indexError marks a search-backend failure: the round stops writing to the index.
-type indexError struct{ err error }
-
-func (e indexError) Error() string { return e.err.Error() }
-func (e indexError) Unwrap() error { return e.err }
 
 // buildChunks reads content.json and chunks it. No content file: no chunks.
 func (a *Applier) buildChunks(id, module string, mtime float64) ([]chunk.Doc, error) {

@@ -4,23 +4,74 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/homeindex/homeindex/internal/catalog"
 )
 
+// indexWrite gathers one round's index changes.
+type indexWrite struct {
+	upserts []json.RawMessage // live documents, replaced whole
+	deletes []string          // documents gone or retired: removed with their chunks
+	// chunksOf names the (module → documents) whose chunks are replaced by chunks.
+	chunksOf map[string][]string
+	chunks   []json.RawMessage
+	at       []int // the entries this write completes
+}
+
+func (w *indexWrite) empty() bool { return len(w.at) == 0 }
+
+// document adds a doc: key's index part.
+func (w *indexWrite) document(i int, id string, r catalog.Rendered) error {
+	w.at = append(w.at, i)
+	if r.State != catalog.DocLive {
+		w.deletes = append(w.deletes, id)
+		return nil
+	}
+	b, err := json.Marshal(r.Doc)
+	if err != nil {
+		return fmt.Errorf("outbox: render %s: %w", id, err)
+	}
+	w.upserts = append(w.upserts, b)
+	return nil
+}
+
+// replaceChunks adds a chunks: key's index part: id's chunks of module become docs.
+func (w *indexWrite) replaceChunks(i int, id, module string, docs []json.RawMessage) {
+	w.at = append(w.at, i)
+	if w.chunksOf == nil {
+		w.chunksOf = map[string][]string{}
+	}
+	w.chunksOf[module] = append(w.chunksOf[module], id)
+	w.chunks = append(w.chunks, docs...)
+}
+
 // writeIndex sends one round's index changes: live documents replaced whole, deleted and
-// retired ones removed together with their chunks.
-func (a *Applier) writeIndex(ctx context.Context, upserts []json.RawMessage, deletes []string) error {
-	if len(upserts) > 0 {
-		if err := a.index.Files().Upsert(ctx, upserts); err != nil {
-			return fmt.Errorf("upsert %d documents: %w", len(upserts), err)
+// retired ones removed together with their chunks, then each rebuilt chunk set replaced (old
+// chunks of those documents and modules deleted, new ones added).
+func (a *Applier) writeIndex(ctx context.Context, w *indexWrite) error {
+	if len(w.upserts) > 0 {
+		if err := a.index.Files().Upsert(ctx, w.upserts); err != nil {
+			return fmt.Errorf("upsert %d documents: %w", len(w.upserts), err)
 		}
 	}
-	if len(deletes) > 0 {
-		if err := a.index.Files().Delete(ctx, deletes); err != nil {
-			return fmt.Errorf("delete %d documents: %w", len(deletes), err)
+	if len(w.deletes) > 0 {
+		if err := a.index.Files().Delete(ctx, w.deletes); err != nil {
+			return fmt.Errorf("delete %d documents: %w", len(w.deletes), err)
 		}
-		if err := a.index.Chunks().DeleteByFilter(ctx, fileIDFilter(deletes)); err != nil {
-			return fmt.Errorf("delete chunks of %d documents: %w", len(deletes), err)
+		if err := a.index.Chunks().DeleteByFilter(ctx, fileIDFilter(w.deletes)); err != nil {
+			return fmt.Errorf("delete chunks of %d documents: %w", len(w.deletes), err)
+		}
+	}
+	if len(w.chunksOf) > 0 {
+		if err := a.index.Chunks().DeleteByFilter(ctx, moduleChunksFilter(w.chunksOf)); err != nil {
+			return fmt.Errorf("delete old chunks: %w", err)
+		}
+	}
+	if len(w.chunks) > 0 {
+		if err := a.index.Chunks().Upsert(ctx, w.chunks); err != nil {
+			return fmt.Errorf("upsert %d chunks: %w", len(w.chunks), err)
 		}
 	}
 	return nil
@@ -39,4 +90,19 @@ func fileIDFilter(ids []string) string {
 	}
 	b.WriteString("]")
 	return b.String()
+}
+
+// moduleChunksFilter builds `(module = "m1" AND file_id IN [...]) OR (module = "m2" AND ...)`,
+// modules in order. Module names are [a-z0-9_-] (metadata.ValidModuleName).
+func moduleChunksFilter(byModule map[string][]string) string {
+	modules := make([]string, 0, len(byModule))
+	for m := range byModule {
+		modules = append(modules, m)
+	}
+	slices.Sort(modules)
+	parts := make([]string, len(modules))
+	for i, m := range modules {
+		parts[i] = fmt.Sprintf(`(module = %q AND %s)`, m, fileIDFilter(byModule[m]))
+	}
+	return strings.Join(parts, " OR ")
 }

@@ -120,6 +120,8 @@ type Client struct {
 	log     zerolog.Logger
 	opts    Options
 	healthy atomic.Bool
+	// connErrors counts commands and dials that failed for want of a connection (metrics).
+	connErrors atomic.Int64
 }
 
 // Connect opens a client and checks the server: it refuses Redis older than MinRedisVersion
@@ -286,6 +288,7 @@ func (h healthHook) observe(err error) {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || !isConnErr(err) {
 		return // the caller gave up, or Redis replied with an error: says nothing of the link
 	}
+	h.c.connErrors.Add(1)
 	if h.c.healthy.Swap(false) {
 		h.c.log.Warn().Err(err).Str("redis", h.c.opts.String()).Msg("redis unreachable; commands fail until it is back")
 	}

@@ -15,9 +15,10 @@
 //	<m>:run                      LIST  workers (RPUSH after check)    workers (BLPOP/BLMOVE)
 //	<m>:run:processing           LIST  workers                        workers, reaper, sweep
 //	timeouts                     ZSET  workers (ZADD/ZREM)            reaper
-//	modules:done                 LIST  workers (RPUSH)                merger (NextDone: BLMOVE)
-//	modules:done:processing      LIST  NextDone (ours)                AckDone, Quarantine, RestoreDone
-//	modules:quarantine           LIST  Quarantine (ours)              operators, status
+//	modules:done                 LIST  workers (RPUSH)                merger (NextDones: takeDoneScript)
+//	modules:done:processing      LIST  NextDones (ours)               AckDone(s), Quarantine, RestoreDone
+//	modules:quarantine           LIST  Quarantine (ours)              operators, status, TrimQuarantine
+//	homeindex:quarantine:dropped STR   TrimQuarantine (ours)          QuarantineCounts
 //	<m>:failed                   HASH  reaper, sweep, Fail (ours)     Failed, RetryFailed, PurgeUID, Push
 //	homeindex:<m>:jobs           HASH  Push, retries (ours)           every script below
 //	homeindex:<m>:retry          ZSET  retries (ours)                 Reap (promote), Withdraw, sweep
@@ -42,7 +43,9 @@
 //     "failed_at" (epoch ms)}: parked jobs. A parked job is not in flight (no jobs entry).
 //   - homeindex:<m>:suspects: "p|<item>" (in a processing list without a deadline) or
 //     "l|<item>" (in no list) → when a sweep first saw it so (epoch ms).
-//   - modules:quarantine: JSON QuarantineRecord {"reason", "payload", "at"}.
+//   - modules:quarantine: JSON QuarantineRecord {"reason", "payload", "at"}, oldest at the
+//     head; TrimQuarantine keeps the newest FAILED_MAX × modules and adds the rest to
+//     homeindex:quarantine:dropped (a counter).
 //   - homeindex:lock: the active daemon's owner token, PX TTL, renewed.
 //   - homeindex:epoch: a random token written when missing; a changed value means Redis lost
 //     its data and the catalog must dispatch again every job it had in flight.
@@ -71,7 +74,10 @@
 //	failed attempt   attempt < MaxAttempts: jobs[id] = next attempt; head of its queue after
 //	                 RetryPolicy.Delay (via retry, promoted by Reap); else → <m>:failed
 //	RetryFailed      <m>:failed → tail of :check, new token, attempt 1
-//	NextDone         modules:done → modules:done:processing (BLMOVE)
+//	NextDones        modules:done → modules:done:processing, up to a batch and a byte budget;
+//	                 results over the size cap → modules:quarantine inside Redis (LINDEX,
+//	                 LPOP, LMOVE in takeDoneScript); polls while empty
+//	NextDone         one result by BLMOVE (tests and tools; the merger uses NextDones)
 //	AckDone          modules:done:processing → gone, after the catalog commit; jobs entry
 //	                 released if the result's JobRef is the current attempt
 //	Quarantine       modules:done:processing → modules:quarantine with the reason

@@ -24,6 +24,32 @@ redis.call('SET', KEYS[1], ARGV[1], 'PX', tonumber(ARGV[2]))
 return 1
 `)
 
+// takeOverLockScript takes the daemon lock from a dead predecessor.
+//
+// KEYS[1] -> homeindex:lock; ARGV[1] -> the predecessor's token; ARGV[2] -> our token;
+// ARGV[3] -> TTL in ms
+//
+// Returns: 1 taken (it held the predecessor's token); 0 otherwise (nothing done).
+var takeOverLockScript = newScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', tonumber(ARGV[3]))
+return 1
+`)
+
+// TakeOverLock gives owner the lock if it is held by prev, a predecessor the caller knows to
+// be dead (a previous process of the same installation), so a restart after a crash resumes
+// at once instead of waiting out the TTL. It reports whether the lock was taken.
+func (c *Client) TakeOverLock(ctx context.Context, prev, owner string, ttl time.Duration) (bool, error) {
+	if prev == "" {
+		return false, nil
+	}
+	n, err := takeOverLockScript.Run(ctx, c.rdb, []string{protocol.LockKey}, prev, owner, ttl.Milliseconds()).Int64()
+	if err != nil {
+		return false, fmt.Errorf("take over daemon lock: %w", err)
+	}
+	return n == 1, nil
+}
+
 // releaseLockScript releases the daemon lock if the caller holds it (compare-and-delete).
 //
 // KEYS[1] -> homeindex:lock; ARGV[1] -> owner token

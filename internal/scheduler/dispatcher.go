@@ -36,6 +36,8 @@ type Dispatcher struct {
 	Interval time.Duration
 	// AuditInterval is how often job rows are reconciled with Redis.
 	AuditInterval time.Duration
+	// Pauses, when set, names modules that get no new dispatches (withdrawals still happen).
+	Pauses *Pauses
 
 	mu         sync.Mutex
 	preempt    bool // a drive appeared: put its jobs before not-started tier-B jobs
@@ -171,6 +173,9 @@ func (d *Dispatcher) refill(ctx context.Context, m Module, all, preempt bool) er
 		if err := d.withdraw(ctx, m, stranded); err != nil {
 			return err
 		}
+	}
+	if d.Pauses.Paused(m.Name) {
+		return nil // paused: jobs already in Redis finish, no new ones
 	}
 	counts, err := d.q.Counts(ctx, m.Name)
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/homeindex/homeindex/internal/sqlitedb"
 )
 
 // The embedded backend: one SQLite file (WAL) holding, per collection, a documents table
@@ -55,21 +57,14 @@ func OpenEmbedded(path string) (Index, error) {
 	pragmas := fmt.Sprintf("?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"+
 		"&_pragma=cache_size(%d)&_pragma=mmap_size(%d)&_pragma=temp_store(MEMORY)",
 		embeddedBusyTimeoutMS, -embeddedCacheKiB, embeddedMmapBytes)
-	writer, err := sql.Open("sqlite", uri+pragmas+"&_txlock=immediate")
-	if err != nil {
-		return nil, fmt.Errorf("open embedded index: %w", err)
-	}
+	writer := sqlitedb.Open(uri + pragmas + "&_txlock=immediate")
 	writer.SetMaxOpenConns(1)
 	ix := &embeddedIndex{writer: writer}
 	if err := ix.createSchema(); err != nil {
 		writer.Close()
 		return nil, fmt.Errorf("open embedded index %s: %w", path, err)
 	}
-	reader, err := sql.Open("sqlite", uri+pragmas+"&_query_only=1")
-	if err != nil {
-		writer.Close()
-		return nil, fmt.Errorf("open embedded index: %w", err)
-	}
+	reader := sqlitedb.Open(uri + pragmas + "&_query_only=1")
 	reader.SetMaxOpenConns(max(embeddedReaders, runtime.GOMAXPROCS(0)))
 	reader.SetMaxIdleConns(max(embeddedReaders, runtime.GOMAXPROCS(0)))
 	ix.reader = reader

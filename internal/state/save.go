@@ -3,11 +3,11 @@ package state
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
+
+	"github.com/homeindex/homeindex/internal/durable"
 )
 
 // savedFile is what Save writes.
@@ -72,22 +72,5 @@ func writeAtomic(path string, data []byte) error {
 		_ = os.Remove(tmp)
 		return err
 	}
-	return syncDir(dir)
-}
-
-// syncDir fsyncs a directory so the rename survives a crash. File systems that cannot sync
-// directories (EINVAL, ENOTSUP) are accepted as they are.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if errors.Is(err, syscall.EINVAL) || errors.Is(err, errors.ErrUnsupported) {
-		return nil
-	}
-	return err
+	return durable.SyncDir(dir)
 }

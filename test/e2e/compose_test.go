@@ -46,6 +46,10 @@ func TestComposeSetsOnlyVariablesTheBinariesRead(t *testing.T) {
 	t.Parallel()
 	daemonVars := stringConsts(t, filepath.Join(repoRoot, "internal", "config"), "env")
 	moduleVars := stringConsts(t, filepath.Join(repoRoot, "sdk"), "Env")
+	// Variables both read (MODULES) are named once, in protocol.
+	for name := range stringConsts(t, filepath.Join(repoRoot, "protocol"), "Env") {
+		daemonVars[name], moduleVars[name] = true, true
+	}
 	if !daemonVars["INDEX_DIRECTORY"] || !daemonVars["MODULES"] || !moduleVars["MODULE_UID"] || !moduleVars["RESOURCE_SHARES"] {
 		t.Fatalf("variable lists not found in the sources: daemon %v, module %v", daemonVars, moduleVars)
 	}

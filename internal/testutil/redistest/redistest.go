@@ -2,7 +2,8 @@
 // 127.0.0.1 port, with its own data directory, killed when the test ends. It never touches a
 // shared Redis (port 6379).
 //
-// Not yet supported (add options when a test needs them): requirepass and ACL users, TLS.
+// WithACL adds ACL users (and a password for the default user), WithTLS serves TLS only with a
+// CA made for the test (options_acl_tls.go).
 package redistest
 
 import (
@@ -31,6 +32,7 @@ type Option func(*config)
 type config struct {
 	appendOnly bool
 	args       []string
+	sec        security
 }
 
 // WithAppendOnly turns on AOF persistence (appendfsync always), so Restart after Kill keeps
@@ -70,6 +72,9 @@ func Start(tb testing.TB, opts ...Option) *Server {
 		o(&s.cfg)
 	}
 	tb.Cleanup(s.stop)
+	if err := s.prepareSecurity(); err != nil {
+		tb.Fatalf("redistest: %v", err)
+	}
 	// A free port can be taken by someone else before redis binds it: try a few.
 	var lastErr error
 	for range 5 {
@@ -83,7 +88,7 @@ func Start(tb testing.TB, opts ...Option) *Server {
 	if lastErr != nil {
 		tb.Fatalf("redistest: %v", lastErr)
 	}
-	s.client = redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1})
+	s.client = redis.NewClient(s.clientOptions())
 	return s
 }
 
@@ -134,6 +139,7 @@ func (s *Server) args() []string {
 	} else {
 		a = append(a, "--appendonly", "no")
 	}
+	a = append(a, s.securityArgs()...)
 	return append(a, s.cfg.args...)
 }
 
@@ -151,7 +157,9 @@ func (s *Server) launch() error {
 	s.cmd, s.exited, s.out = cmd, exited, out
 	s.mu.Unlock()
 
-	probe := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1, DialTimeout: time.Second})
+	po := s.clientOptions()
+	po.DialTimeout = time.Second
+	probe := redis.NewClient(po)
 	defer probe.Close()
 	deadline := time.NewTimer(startTimeout)
 	defer deadline.Stop()

@@ -1,0 +1,145 @@
+package app
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/homeindex/homeindex/internal/catalog"
+	"github.com/homeindex/homeindex/internal/filesync"
+)
+
+// ProgressEvery is how often a running sync logs a progress line.
+const ProgressEvery = 10 * time.Second
+
+// SyncRecord is the summary of a finished sync, as status shows it.
+type SyncRecord struct {
+	Reason   string    `json:"reason"`
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished"`
+	// DurationSeconds is Stats.Duration in seconds.
+	DurationSeconds float64        `json:"duration_seconds"`
+	Stats           filesync.Stats `json:"stats"`
+	Error           string         `json:"error,omitempty"`
+}
+
+// syncState keeps the last sync and the sync count for status and metrics.
+type syncState struct {
+	mu     sync.Mutex
+	last   *SyncRecord
+	loaded bool
+	count  int64 // syncs finished since start
+	failed int64 // of which ended with an error
+}
+
+// LastSync returns the last finished sync (this run's, or the one persisted by an earlier
+// run), and how many syncs finished and failed since start.
+func (a *App) LastSync(ctx context.Context) (last *SyncRecord, count, failed int64) {
+	s := &a.syncs
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.loaded {
+		var r SyncRecord
+		if ok, err := a.Catalog.MetaJSON(ctx, catalog.MetaLastSync, &r); err == nil {
+			s.loaded = true
+			if ok && s.last == nil {
+				s.last = &r
+			}
+		}
+	}
+	return s.last, s.count, s.failed
+}
+
+// SyncProgress returns the running sync's counters.
+func (a *App) SyncProgress() filesync.Progress { return a.Syncer.Progress() }
+
+// recordSync keeps and persists a finished sync's summary.
+func (a *App) recordSync(ctx context.Context, reason string, st filesync.Stats, err error) {
+	r := &SyncRecord{Reason: reason, Started: st.Started.UTC(), Finished: st.Started.Add(st.Duration).UTC(),
+		DurationSeconds: st.Duration.Seconds(), Stats: st}
+	if err != nil {
+		r.Error = err.Error()
+	}
+	s := &a.syncs
+	s.mu.Lock()
+	s.last, s.loaded = r, true
+	s.count++
+	if err != nil {
+		s.failed++
+	}
+	s.mu.Unlock()
+	if perr := a.Catalog.SetMetaJSON(context.WithoutCancel(ctx), catalog.MetaLastSync, r); perr != nil {
+		a.Log.Warn().Err(perr).Msg("last sync summary not persisted")
+	}
+}
+
+// logProgress logs a progress line every ProgressEvery while a sync runs, until stop.
+func (a *App) logProgress(every time.Duration) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-t.C:
+				p := a.Syncer.Progress()
+				if !p.Running {
+					continue
+				}
+				ev := a.Log.Info().Int64("walked", p.Walked).Bool("walk_done", p.WalkDone).
+					Int64("hashed", p.Hashed).Int64("to_hash", p.ToHash).
+					Float64("mb_per_s", SyncMBps(p, now))
+				if eta, ok := SyncETA(p, now); ok {
+					ev = ev.Str("eta", eta.Round(time.Second).String())
+				} else {
+					ev = ev.Str("eta", "unknown")
+				}
+				ev.Msg("file sync progress")
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+// SyncMBps is the hashing throughput of a running sync, in MB (10^6 bytes) per second.
+func SyncMBps(p filesync.Progress, now time.Time) float64 {
+	el := now.Sub(p.Started).Seconds()
+	if el <= 0 {
+		return 0
+	}
+	return float64(p.HashedBytes) / 1e6 / el
+}
+
+// SyncETA estimates how long a running sync has left: once the walk is done, the bytes left
+// to hash at the hashing rate so far; while walking, the files the catalog knew and the walk
+// has not reached yet at the walk's rate (or the hashing backlog if longer). ok is false when
+// nothing supports an estimate (a first sync still walking, nothing hashed yet).
+func SyncETA(p filesync.Progress, now time.Time) (time.Duration, bool) {
+	el := now.Sub(p.Started)
+	if !p.Running || el <= 0 {
+		return 0, false
+	}
+	left := p.ToHashBytes - p.HashedBytes
+	var hash time.Duration
+	hashKnown := left == 0
+	if left > 0 && p.HashedBytes > 0 {
+		hash = time.Duration(float64(el) * float64(left) / float64(p.HashedBytes))
+		hashKnown = true
+	}
+	if p.WalkDone {
+		return hash, hashKnown
+	}
+	if p.KnownFiles <= p.Walked || p.Walked == 0 {
+		return 0, false
+	}
+	walk := time.Duration(float64(el) * float64(p.KnownFiles-p.Walked) / float64(p.Walked))
+	if hashKnown {
+		return max(walk, hash), true
+	}
+	return walk, true
+}

@@ -1,0 +1,342 @@
+package ops
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/homeindex/homeindex/internal/app"
+	"github.com/homeindex/homeindex/internal/catalog"
+	"github.com/homeindex/homeindex/internal/drives"
+	"github.com/homeindex/homeindex/internal/queue"
+)
+
+// Status is the JSON of GET /api/status and `homeindexd status --json`; docs/api.md
+// describes every field. Fields are only ever added.
+type Status struct {
+	Version     string           `json:"version"`
+	GeneratedAt time.Time        `json:"generated_at"`
+	StartedAt   time.Time        `json:"started_at"`
+	Pipeline    PipelineStatus   `json:"pipeline"`
+	Documents   DocumentCounts   `json:"documents"`
+	Modules     []ModuleStatus   `json:"modules"`
+	Drives      []DriveStatus    `json:"drives"`
+	Sync        SyncStatus       `json:"sync"`
+	Quarantine  QuarantineStatus `json:"quarantine"`
+	Index       IndexStatus      `json:"index"`
+	// Errors lists the parts that could not be read (Redis down: queue counts are then 0).
+	Errors []string `json:"errors"`
+}
+
+// Pipeline states.
+const (
+	PipelineOff         = "off"        // no MODULES
+	PipelineStarting    = "starting"   // connecting to Redis or waiting for the daemon lock
+	PipelineActive      = "active"     // dispatching, reaping, merging
+	PipelineUnreachable = "redis_down" // was active, Redis does not answer now
+)
+
+// PipelineStatus says whether the module pipeline runs.
+type PipelineStatus struct {
+	State  string   `json:"state"`
+	Paused []string `json:"paused"`
+}
+
+// DocumentCounts counts documents in the catalog.
+type DocumentCounts struct {
+	Live    int64 `json:"live"`
+	Retired int64 `json:"retired"`
+	Files   int64 `json:"files"`
+}
+
+// ModuleStatus is where one module stands. See docs/api.md for each count's meaning.
+type ModuleStatus struct {
+	Name           string    `json:"name"`
+	UID            string    `json:"uid"`
+	Position       int       `json:"position"`
+	Paused         bool      `json:"paused"`
+	Waiting        int64     `json:"waiting"`
+	WaitingOffline int64     `json:"waiting_offline"`
+	Queued         int64     `json:"queued"`
+	Retrying       int64     `json:"retrying"`
+	InFlight       int64     `json:"in_flight"`
+	Merging        int64     `json:"merging"`
+	Done           int64     `json:"done"`
+	Parked         int64     `json:"parked"`
+	ParkedDropped  int64     `json:"parked_dropped"`
+	LatestFailures []Failure `json:"latest_failures"`
+	// OldestWaitingSeconds is the age of the oldest job waiting in Redis (since its first
+	// dispatch); null when none waits.
+	OldestWaitingSeconds *float64 `json:"oldest_waiting_seconds"`
+	ThroughputPerMinute  int64    `json:"throughput_per_minute"`
+	FinishedTotal        int64    `json:"finished_total"`
+	// ETASeconds is null while the estimate is not stable; ETA is "unknown", "done" or a
+	// duration such as "3m20s".
+	ETASeconds *float64 `json:"eta_seconds"`
+	ETA        string   `json:"eta"`
+}
+
+// Failure is one parked job.
+type Failure struct {
+	Module   string    `json:"module"`
+	ID       string    `json:"id"`
+	Path     string    `json:"path"`
+	Reason   string    `json:"reason"`
+	Attempts int       `json:"attempts"`
+	At       time.Time `json:"at"`
+}
+
+// DriveStatus is where one archive drive stands.
+type DriveStatus struct {
+	Name    string `json:"name"`
+	Present bool   `json:"present"`
+	Marker  string `json:"marker"` // "pending", "ready" or "" (none on disk)
+	Files   int64  `json:"files"`
+	Pending int64  `json:"pending"`
+	Done    int64  `json:"done"`
+	Failed  int64  `json:"failed"`
+}
+
+// SyncStatus is the running sync's progress and the last finished sync.
+type SyncStatus struct {
+	Running  bool            `json:"running"`
+	Progress *SyncProgress   `json:"progress"`
+	Last     *app.SyncRecord `json:"last"`
+	Count    int64           `json:"count"`
+	Failed   int64           `json:"failed"`
+}
+
+// SyncProgress is a running sync's counters with its rate and ETA.
+type SyncProgress struct {
+	Started     time.Time `json:"started"`
+	Walked      int64     `json:"walked"`
+	WalkDone    bool      `json:"walk_done"`
+	Hashed      int64     `json:"hashed"`
+	ToHash      int64     `json:"to_hash"`
+	HashedBytes int64     `json:"hashed_bytes"`
+	KnownFiles  int64     `json:"known_files"`
+	MBPerSecond float64   `json:"mb_per_s"`
+	ETASeconds  *float64  `json:"eta_seconds"`
+	ETA         string    `json:"eta"`
+}
+
+// QuarantineStatus counts quarantined results.
+type QuarantineStatus struct {
+	Count   int64             `json:"count"`
+	Dropped int64             `json:"dropped"`
+	Latest  []QuarantineEntry `json:"latest"`
+}
+
+// QuarantineEntry is one quarantined result (without its payload).
+type QuarantineEntry struct {
+	Module string    `json:"module"`
+	Reason string    `json:"reason"`
+	At     time.Time `json:"at"`
+	Bytes  int       `json:"bytes"`
+}
+
+// IndexStatus is how far the metadata directory and the search index lag behind the catalog.
+type IndexStatus struct {
+	OutboxPending int64 `json:"outbox_pending"`
+	IndexPending  int64 `json:"index_pending"`
+}
+
+// Counting documents and paths is the one O(collection) read of a status. Only a sync (or the
+// legacy import before it) changes those totals, so they are counted again only when a sync
+// ran since, while one runs, or after totalsMaxTTL: a scrape every few seconds on an idle
+// 100k-document catalog does not repeat the count.
+const totalsMaxTTL = 30 * time.Second
+
+// totalsCache keeps the last document and path totals.
+type totalsCache struct {
+	mu    sync.Mutex
+	at    time.Time
+	syncs int64 // syncs finished when the totals were counted
+	val   DocumentCounts
+}
+
+func (c *totalsCache) get(ctx context.Context, a *app.App, now time.Time) (DocumentCounts, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	// Read the sync count before counting: a sync ending meanwhile makes the next call count again.
+	_, syncs, _ := a.LastSync(ctx)
+	if !c.at.IsZero() && syncs == c.syncs && !a.SyncProgress().Running && now.Sub(c.at) < totalsMaxTTL {
+		return c.val, nil
+	}
+	var d DocumentCounts
+	var err error
+	if d.Live, d.Retired, err = a.Catalog.CountDocuments(ctx); err != nil {
+		return d, err
+	}
+	if d.Files, err = a.Catalog.CountFiles(ctx); err != nil {
+		return d, err
+	}
+	c.val, c.at, c.syncs = d, now, syncs
+	return d, nil
+}
+
+// latestShown is how many latest failures and quarantine entries status shows.
+const latestShown = 5
+
+// Status reads where everything stands. Catalog problems are errors; Redis problems are
+// reported in Errors and leave the queue counts at zero.
+func (s *Service) Status(ctx context.Context) (*Status, error) {
+	now := s.now()
+	st := &Status{Version: s.cfg.Version, GeneratedAt: now.UTC(), StartedAt: s.started.UTC(),
+		Modules: []ModuleStatus{}, Drives: []DriveStatus{}, Errors: []string{}}
+	st.Pipeline = PipelineStatus{State: s.pipelineState(), Paused: []string{}}
+	if s.pipe != nil {
+		st.Pipeline.Paused = append(st.Pipeline.Paused, s.pipe.Pauses().List()...)
+	}
+	cat := s.app.Catalog
+	var err error
+	if st.Documents, err = s.totals.get(ctx, s.app, now); err != nil {
+		return nil, err
+	}
+	if err := s.moduleStatus(ctx, st, now); err != nil {
+		return nil, err
+	}
+	if err := s.driveStatus(ctx, st); err != nil {
+		return nil, err
+	}
+	s.syncStatus(ctx, st, now)
+	if st.Index.OutboxPending, st.Index.IndexPending, err = cat.OutboxLen(ctx); err != nil {
+		return nil, err
+	}
+	if q := s.queue(); q != nil {
+		if st.Quarantine.Count, st.Quarantine.Dropped, err = q.QuarantineCounts(ctx); err != nil {
+			st.Errors = append(st.Errors, "redis: "+err.Error())
+		} else if recs, err := q.QuarantinedNewest(ctx, latestShown); err == nil {
+			for _, r := range recs {
+				st.Quarantine.Latest = append(st.Quarantine.Latest, quarantineEntry(r))
+			}
+		}
+	}
+	if st.Quarantine.Latest == nil {
+		st.Quarantine.Latest = []QuarantineEntry{}
+	}
+	return st, nil
+}
+
+func quarantineEntry(r queue.QuarantineRecord) QuarantineEntry {
+	return QuarantineEntry{Module: queue.QuarantineModule(r), Reason: r.Reason, At: r.At.UTC(), Bytes: len(r.Payload)}
+}
+
+func (s *Service) pipelineState() string {
+	if s.pipe == nil {
+		return PipelineOff
+	}
+	select {
+	case <-s.pipe.Ready():
+	default:
+		return PipelineStarting
+	}
+	if q := s.pipe.Queue(); q == nil || !q.Healthy() {
+		return PipelineUnreachable
+	}
+	return PipelineActive
+}
+
+func (s *Service) moduleStatus(ctx context.Context, st *Status, now time.Time) error {
+	names := s.app.Config.ModuleNames()
+	if len(names) == 0 {
+		return nil
+	}
+	counts, err := s.app.Catalog.ModuleCounts(ctx, names, st.Documents.Live)
+	if err != nil {
+		return err
+	}
+	q := s.queue()
+	redisFailed := false
+	for i, m := range s.app.Config.Modules {
+		c := counts[m.Name]
+		ms := ModuleStatus{Name: m.Name, UID: m.UID, Position: i, Waiting: c.Waiting, WaitingOffline: c.WaitingOffline,
+			Done: c.Done, Parked: c.Parked, Paused: s.pipe.Pauses().Paused(m.Name), LatestFailures: []Failure{}}
+		if ms.ParkedDropped, err = s.app.Catalog.MetaInt(ctx, catalog.MetaParkedDroppedPrefix+m.Name); err != nil {
+			return err
+		}
+		parked, err := s.app.Catalog.ParkedJobs(ctx, m.Name, latestShown)
+		if err != nil {
+			return err
+		}
+		for _, p := range parked {
+			ms.LatestFailures = append(ms.LatestFailures, failureOf(p))
+		}
+		if q != nil && !redisFailed {
+			if err := queueCounts(ctx, q, &ms, now); err != nil {
+				st.Errors = append(st.Errors, "redis: "+err.Error())
+				redisFailed = true
+			}
+		}
+		w := s.rates.Window(m.Name, now)
+		ms.ThroughputPerMinute, ms.FinishedTotal = w.LastMinute, w.Total
+		backlog := ms.Waiting + ms.Queued + ms.InFlight + ms.Merging
+		if eta, ok := ETA(backlog, w, ms.Paused); ok {
+			secs := eta.Seconds()
+			ms.ETASeconds = &secs
+			ms.ETA = eta.Round(time.Second).String()
+			if backlog == 0 {
+				ms.ETA = "done"
+			}
+		} else {
+			ms.ETA = "unknown"
+		}
+		st.Modules = append(st.Modules, ms)
+	}
+	return nil
+}
+
+func queueCounts(ctx context.Context, q *queue.Client, ms *ModuleStatus, now time.Time) error {
+	n, err := q.Counts(ctx, ms.Name)
+	if err != nil {
+		return err
+	}
+	ms.Queued, ms.Retrying = n.Check+n.Run+n.Retry, n.Retry
+	ms.InFlight = n.CheckProcessing + n.RunProcessing
+	ms.Merging = max(n.Jobs-ms.Queued-ms.InFlight, 0)
+	since, ok, err := q.OldestWaiting(ctx, ms.Name)
+	if err != nil {
+		return err
+	}
+	if ok {
+		age := max(now.Sub(since).Seconds(), 0)
+		ms.OldestWaitingSeconds = &age
+	}
+	return nil
+}
+
+func failureOf(p catalog.ParkedJob) Failure {
+	return Failure{Module: p.Module, ID: p.DocID, Path: p.Path, Reason: p.Reason, Attempts: p.Attempt, At: p.Updated.UTC()}
+}
+
+func (s *Service) driveStatus(ctx context.Context, st *Status) error {
+	counts, err := s.app.Catalog.DriveCounts(ctx)
+	if err != nil {
+		return err
+	}
+	archive := drives.New(s.app.Config.ArchiveDirectory)
+	for _, c := range counts {
+		d := DriveStatus{Name: c.Name, Present: c.Present, Files: c.Files, Pending: c.Pending, Done: c.Done, Failed: c.Failed}
+		if state, _, ok, err := archive.Marker(c.Name); err == nil && ok {
+			d.Marker = string(state)
+		}
+		st.Drives = append(st.Drives, d)
+	}
+	return nil
+}
+
+func (s *Service) syncStatus(ctx context.Context, st *Status, now time.Time) {
+	st.Sync.Last, st.Sync.Count, st.Sync.Failed = s.app.LastSync(ctx)
+	p := s.app.SyncProgress()
+	if !p.Running {
+		return
+	}
+	st.Sync.Running = true
+	sp := &SyncProgress{Started: p.Started.UTC(), Walked: p.Walked, WalkDone: p.WalkDone, Hashed: p.Hashed,
+		ToHash: p.ToHash, HashedBytes: p.HashedBytes, KnownFiles: p.KnownFiles, MBPerSecond: app.SyncMBps(p, now), ETA: "unknown"}
+	if eta, ok := app.SyncETA(p, now); ok {
+		secs := eta.Seconds()
+		sp.ETASeconds, sp.ETA = &secs, eta.Round(time.Second).String()
+	}
+	st.Sync.Progress = sp
+}
