@@ -112,6 +112,17 @@ func expectMetrics(t *testing.T, got map[string]float64, want map[string]float64
 	}
 }
 
+// expectNetDispatched checks dispatched minus withdrawn jobs: a drive seen mid-dispatch takes
+// back its not-yet-started jobs and pushes them again ahead of the rest, which counts twice in
+// dispatched_jobs_total and once in withdrawn_jobs_total.
+func expectNetDispatched(t *testing.T, got map[string]float64, want float64) {
+	t.Helper()
+	d, w := got[`homeindex_dispatched_jobs_total`], got[`homeindex_withdrawn_jobs_total`]
+	if d-w != want || w > d {
+		t.Errorf("dispatched %v - withdrawn %v = %v, want %v", d, w, d-w, want)
+	}
+}
+
 // Status, pause (persisted across a restart), resume, requeue and /metrics against a running
 // daemon with real Redis and the example module: counts and metric values match the work
 // done, a paused module gets no new dispatches, requeued drive files flip their drive to
@@ -155,10 +166,10 @@ func TestOperateStatusPauseRequeueMetrics(t *testing.T) {
 		}
 		return nil
 	})
+	expectNetDispatched(t, s.metrics(), 5)
 	expectMetrics(t, s.metrics(), map[string]float64{
 		`homeindex_results_total{outcome="merged"}`:                     5,
 		`homeindex_module_jobs_finished_total{module="example-module"}`: 5,
-		`homeindex_dispatched_jobs_total`:                               5,
 		`homeindex_module_done_documents{module="example-module"}`:      5,
 		`homeindex_queue_jobs{module="example-module",state="waiting"}`: 0,
 		`homeindex_queue_jobs{module="example-module",state="parked"}`:  0,
@@ -166,9 +177,9 @@ func TestOperateStatusPauseRequeueMetrics(t *testing.T) {
 		`homeindex_drive_files{drive="usb",state="done"}`:               2,
 		`homeindex_drive_present{drive="usb"}`:                          1,
 		`homeindex_module_paused{module="example-module"}`:              0,
-		`homeindex_redis_up`:                                            1,
-		`homeindex_sync_last_files{kind="walked"}`:                      5,
-		`homeindex_results_total{outcome="quarantined"}`:                0,
+		`homeindex_redis_up`:                             1,
+		`homeindex_sync_last_files{kind="walked"}`:       5,
+		`homeindex_results_total{outcome="quarantined"}`: 0,
 	})
 
 	// The API on the real daemon: search, failed, and the POST guard.
@@ -229,8 +240,8 @@ func TestOperateStatusPauseRequeueMetrics(t *testing.T) {
 	if m := moduleOf(s.mustStatus(), mod); m.Queued != 0 || m.InFlight != 0 || m.Done != 5 || m.ETA != "unknown" {
 		t.Fatalf("paused module got work: %+v", m)
 	}
+	expectNetDispatched(t, s.metrics(), 5)
 	expectMetrics(t, s.metrics(), map[string]float64{
-		`homeindex_dispatched_jobs_total`:                               5,
 		`homeindex_module_paused{module="example-module"}`:              1,
 		`homeindex_queue_jobs{module="example-module",state="waiting"}`: 3,
 	})
