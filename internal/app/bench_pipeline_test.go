@@ -19,6 +19,7 @@ import (
 	"github.com/homeindex/homeindex/internal/queue"
 	"github.com/homeindex/homeindex/internal/scheduler"
 	"github.com/homeindex/homeindex/internal/testutil/redistest"
+	"github.com/homeindex/homeindex/protocol"
 	"github.com/homeindex/homeindex/sdk"
 )
 
@@ -77,6 +78,7 @@ func BenchmarkPipelineEndToEndSDK10k(b *testing.B) {
 // benchPipeline times n files through module m1 served by serve, from the first dispatch to
 // the last document written.
 func benchPipeline(b *testing.B, n int, worker func(p *pipelineEnv) func(context.Context)) {
+	var cpu cpuMeter
 	for b.Loop() {
 		b.StopTimer()
 		p := &pipelineEnv{testEnv: benchTestEnv(b, n), redis: redistest.Start(b)}
@@ -92,6 +94,7 @@ func benchPipeline(b *testing.B, n int, worker func(p *pipelineEnv) func(context
 		}
 		serve := worker(p)
 		b.StartTimer()
+		cpu.start(p.ctx, p.redis.Client())
 		stopProfile := profileTimed(b)
 		p.startB(b)
 		ctx, cancel := context.WithCancel(context.Background())
@@ -101,6 +104,7 @@ func benchPipeline(b *testing.B, n int, worker func(p *pipelineEnv) func(context
 		waitFor(b, 10*time.Minute, "every file through the pipeline", p.allDone)
 		b.StopTimer()
 		stopProfile()
+		cpu.stop(p.ctx, p.redis.Client())
 		cancel()
 		wg.Wait()
 		p.stop()
@@ -108,6 +112,7 @@ func benchPipeline(b *testing.B, n int, worker func(p *pipelineEnv) func(context
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(n)/(b.Elapsed().Seconds()/float64(b.N)), "files/s")
+	cpu.report(b)
 }
 
 // profileTimed writes a CPU profile of the timed part alone to $PIPELINE_CPUPROFILE when set
@@ -214,4 +219,54 @@ func BenchmarkDispatcherRefill200k(b *testing.B) {
 	if got, _ := q.InFlight(ctx, "m1"); got != 64 {
 		b.Fatalf("window holds %d, want 64", got)
 	}
+}
+
+// BenchmarkPipelineBare10k is the physical limit BenchmarkPipelineEndToEnd10k is measured
+// against: the same raw-protocol worker (same Redis calls, same JSON work) serving 10k items
+// that are all waiting in its :check queue before the clock starts, while a bare loop drains
+// modules:done. No daemon: the worker never waits for a dispatch, and nothing merges. The
+// end-to-end figure divided by this one is the share of the worker's capacity the daemon feeds.
+func BenchmarkPipelineBare10k(b *testing.B) {
+	const n = 10_000
+	var cpu cpuMeter
+	for b.Loop() {
+		b.StopTimer()
+		srv := redistest.Start(b)
+		rdb := srv.Client()
+		ctx := context.Background()
+		items := make([]any, n)
+		for i := range items {
+			id := fmt.Sprintf("%016x", uint64(i)*0x9e3779b97f4a7c15)
+			items[i] = `{"id":"` + id + `","paths":{"d` + fmt.Sprintf("%02d/f%05d", i%100, i) + `.txt":1767225600.5},` +
+				`"mtime":1767225600.5,"size":10,"type":"text/plain","next":"m1","version":1,` +
+				`"uid":"1","attempt":1,"token":"` + protocol.NewToken() + `"}`
+		}
+		for i := 0; i < n; i += 1000 {
+			if err := rdb.RPush(ctx, protocol.CheckKey("m1"), items[i:i+1000]...).Err(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		w := &rawWorker{t: b, rdb: rdb, module: "m1", timeout: time.Minute,
+			run: func(map[string]any) (map[string]any, any, error) { return map[string]any{"noop": true}, nil, nil }}
+		wctx, cancel := context.WithCancel(ctx)
+		b.StartTimer()
+		cpu.start(ctx, rdb)
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() { defer wg.Done(); w.serve(wctx) }()
+		for got := 0; got < n; {
+			kv, err := rdb.BLPop(ctx, 10*time.Second, protocol.DoneKey).Result()
+			if err != nil {
+				b.Fatalf("after %d results: %v", got, err)
+			}
+			got += len(kv) / 2
+		}
+		b.StopTimer()
+		cpu.stop(ctx, rdb)
+		cancel()
+		wg.Wait()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(n)/(b.Elapsed().Seconds()/float64(b.N)), "files/s")
+	cpu.report(b)
 }
