@@ -27,14 +27,17 @@ import (
 // to document.json written (check → run → done → merge → outbox). Compare with
 // internal/queue's BenchmarkPipeline10k, the bare protocol loop.
 func BenchmarkPipelineEndToEnd10k(b *testing.B) {
-	var idle int64
+	var ws workerStats
 	benchPipeline(b, 10_000, func(p *pipelineEnv) func(context.Context) {
-		w := &rawWorker{t: b, rdb: p.redis.Client(), module: "m1", timeout: time.Minute,
-			run: func(map[string]any) (map[string]any, any, error) { return map[string]any{"noop": true}, nil, nil }}
-		return func(ctx context.Context) { w.serve(ctx); idle += w.idle.Load() }
+		stop := startWorkerProcess(b, p.redis.Addr())
+		return func(ctx context.Context) {
+			<-ctx.Done()
+			st := stop()
+			ws.idle += st.idle
+			ws.cpu += st.cpu
+		}
 	})
-	// Polls that found no job: the time the worker waited for the daemon (5 ms each).
-	b.ReportMetric(float64(idle)/float64(b.N), "idle-polls/op")
+	ws.report(b)
 }
 
 // BenchmarkPipelineEndToEndSDK10k: the same run with no-op modules on the Go SDK, 1 and 4
@@ -223,12 +226,13 @@ func BenchmarkDispatcherRefill200k(b *testing.B) {
 
 // BenchmarkPipelineBare10k is the physical limit BenchmarkPipelineEndToEnd10k is measured
 // against: the same raw-protocol worker (same Redis calls, same JSON work) serving 10k items
-// that are all waiting in its :check queue before the clock starts, while a bare loop drains
+// queued at once when the clock starts, while a bare loop drains
 // modules:done. No daemon: the worker never waits for a dispatch, and nothing merges. The
 // end-to-end figure divided by this one is the share of the worker's capacity the daemon feeds.
 func BenchmarkPipelineBare10k(b *testing.B) {
 	const n = 10_000
 	var cpu cpuMeter
+	var ws workerStats
 	for b.Loop() {
 		b.StopTimer()
 		srv := redistest.Start(b)
@@ -241,19 +245,14 @@ func BenchmarkPipelineBare10k(b *testing.B) {
 				`"mtime":1767225600.5,"size":10,"type":"text/plain","next":"m1","version":1,` +
 				`"uid":"1","attempt":1,"token":"` + protocol.NewToken() + `"}`
 		}
-		for i := 0; i < n; i += 1000 {
+		stop := startWorkerProcess(b, srv.Addr())
+		b.StartTimer()
+		cpu.start(ctx, rdb)
+		for i := 0; i < n; i += 1000 { // all queued at once: about 20 ms
 			if err := rdb.RPush(ctx, protocol.CheckKey("m1"), items[i:i+1000]...).Err(); err != nil {
 				b.Fatal(err)
 			}
 		}
-		w := &rawWorker{t: b, rdb: rdb, module: "m1", timeout: time.Minute,
-			run: func(map[string]any) (map[string]any, any, error) { return map[string]any{"noop": true}, nil, nil }}
-		wctx, cancel := context.WithCancel(ctx)
-		b.StartTimer()
-		cpu.start(ctx, rdb)
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() { defer wg.Done(); w.serve(wctx) }()
 		for got := 0; got < n; {
 			kv, err := rdb.BLPop(ctx, 10*time.Second, protocol.DoneKey).Result()
 			if err != nil {
@@ -263,10 +262,12 @@ func BenchmarkPipelineBare10k(b *testing.B) {
 		}
 		b.StopTimer()
 		cpu.stop(ctx, rdb)
-		cancel()
-		wg.Wait()
+		st := stop()
+		ws.idle += st.idle
+		ws.cpu += st.cpu
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(n)/(b.Elapsed().Seconds()/float64(b.N)), "files/s")
 	cpu.report(b)
+	ws.report(b)
 }

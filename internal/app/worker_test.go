@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -28,9 +29,10 @@ type rawWorker struct {
 
 	stop func() // stops serve and waits for it
 
-	mu   sync.Mutex
-	runs []workerRun
-	idle atomic.Int64 // polls that found both queues empty (the worker starved)
+	mu      sync.Mutex
+	runs    []workerRun
+	idle    atomic.Int64 // polls that found both queues empty after the first job (the worker starved)
+	started bool         // serve found its first job
 }
 
 // workerRun records one run: which document, the first path, when it started and ended.
@@ -51,8 +53,11 @@ func (w *rawWorker) serve(ctx context.Context) {
 	for ctx.Err() == nil {
 		did := w.phase(ctx, protocol.CheckKey(w.module))
 		did = w.phase(ctx, protocol.RunKey(w.module)) || did
+		w.started = w.started || did
 		if !did {
-			w.idle.Add(1)
+			if w.started {
+				w.idle.Add(1)
+			}
 			select {
 			case <-ctx.Done():
 			case <-time.After(5 * time.Millisecond): // an idle poll, as the Python loop's
@@ -78,6 +83,10 @@ func (w *rawWorker) phase(ctx context.Context, queue string) bool {
 	}
 	var doc map[string]any
 	if err := json.Unmarshal([]byte(item), &doc); err != nil {
+		if w.t == nil { // a worker process (bench_worker_test.go) has no test to fail
+			fmt.Fprintf(os.Stderr, "worker: bad item %q: %v\n", item, err)
+			os.Exit(1)
+		}
 		w.t.Errorf("worker: bad item %q: %v", item, err)
 		return true
 	}
