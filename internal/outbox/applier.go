@@ -164,13 +164,19 @@ func (a *Applier) Drain(ctx context.Context) (Result, error) {
 
 // round applies one page of entries, updating their done flags in place. Documents are rendered
 // with one query, and the index gets one write per kind of change (files upserted, files
-// deleted, chunks replaced) for the whole round.
+// deleted, chunks replaced) for the whole round. The document files are written by metaWorkers
+// goroutines while the index write runs: the two stores are independent, and most of a
+// document write is the kernel creating the temp file. By-path links and drive markers follow
+// once both are done, so a link never points at a document not yet written and a drive turns
+// ready only when its documents are on disk and searchable.
 func (a *Applier) round(ctx context.Context, entries []catalog.OutboxEntry, indexOK *bool, res *Result) error {
 	docs, err := a.cat.Documents(ctx, roundDocIDs(entries))
 	if err != nil {
 		return err
 	}
 	var w indexWrite
+	var metas []docMeta
+	var later []int // path and drive keys, in order
 	for i := range entries {
 		e := &entries[i]
 		switch {
@@ -181,41 +187,81 @@ func (a *Applier) round(ctx context.Context, entries []catalog.OutboxEntry, inde
 				r.State = catalog.DocMissing
 			}
 			if !e.MetaDone {
-				e.MetaDone = a.applyDocMeta(id, r.Doc, r.State)
+				metas = append(metas, docMeta{i: i, id: id, r: r})
 			}
 			if !e.IndexDone {
 				if err := w.document(i, id, r); err != nil {
 					return err
 				}
 			}
-		case strings.HasPrefix(e.Key, catalog.KeyPath):
-			e.MetaDone = a.applyPath(ctx, strings.TrimPrefix(e.Key, catalog.KeyPath))
-			e.IndexDone = true
+		case strings.HasPrefix(e.Key, catalog.KeyPath), strings.HasPrefix(e.Key, catalog.KeyDrive):
+			later = append(later, i)
 		case strings.HasPrefix(e.Key, catalog.KeyChunks):
 			if err := a.applyChunks(i, e, docs, &w); err != nil {
 				return err
 			}
-		case strings.HasPrefix(e.Key, catalog.KeyDrive):
-			e.MetaDone = a.applyDrive(ctx, strings.TrimPrefix(e.Key, catalog.KeyDrive))
-			e.IndexDone = true
 		default:
 			a.log.Error().Str("key", e.Key).Msg("unknown outbox key dropped")
 			e.MetaDone, e.IndexDone = true, true
 		}
 	}
-	if !*indexOK || w.empty() {
-		return nil
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); a.applyDocMetas(entries, metas) }()
+	if *indexOK && !w.empty() {
+		if err := a.writeIndex(ctx, &w); err != nil {
+			*indexOK = false
+			res.IndexErr = err
+			a.log.Warn().Err(err).Int("keys", len(w.at)).Msg("search index not updated; will retry")
+		} else {
+			for _, i := range w.at {
+				entries[i].IndexDone = true
+			}
+		}
 	}
-	if err := a.writeIndex(ctx, &w); err != nil {
-		*indexOK = false
-		res.IndexErr = err
-		a.log.Warn().Err(err).Int("keys", len(w.at)).Msg("search index not updated; will retry")
-		return nil
-	}
-	for _, i := range w.at {
-		entries[i].IndexDone = true
+	wg.Wait()
+	for _, i := range later {
+		e := &entries[i]
+		if rel, ok := strings.CutPrefix(e.Key, catalog.KeyPath); ok {
+			e.MetaDone = a.applyPath(ctx, rel)
+		} else {
+			e.MetaDone = a.applyDrive(ctx, strings.TrimPrefix(e.Key, catalog.KeyDrive))
+		}
+		e.IndexDone = true
 	}
 	return nil
+}
+
+// metaWorkers is how many document files a round writes at once (the kernel's work of
+// creating files spreads over the cores, and a disk gets a queue to reorder).
+const metaWorkers = 4
+
+// docMeta is one document file a round writes or removes: entries[i] is its key.
+type docMeta struct {
+	i  int
+	id string
+	r  catalog.Rendered
+}
+
+// applyDocMetas writes the documents' files with metaWorkers goroutines, setting each entry's
+// MetaDone.
+func (a *Applier) applyDocMetas(entries []catalog.OutboxEntry, metas []docMeta) {
+	next := make(chan docMeta)
+	var wg sync.WaitGroup
+	for range min(metaWorkers, len(metas)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for m := range next {
+				entries[m.i].MetaDone = a.applyDocMeta(m.id, m.r.Doc, m.r.State)
+			}
+		}()
+	}
+	for _, m := range metas {
+		next <- m
+	}
+	close(next)
+	wg.Wait()
 }
 
 // roundDocIDs lists the documents a round's doc: and chunks: keys need rendered.
