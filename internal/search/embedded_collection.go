@@ -44,42 +44,25 @@ func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage)
 	defer c.ix.writeMu.Unlock()
 	s := c.settings // stable: changes need ix.writeMu
 	spec := facetSpec{filterable: s.Filterable, sortable: s.Sortable}
+	// Plain tx.ExecContext: the writer's connection keeps these statements prepared
+	// (internal/sqlitedb), where a tx.Prepare would parse them again on every call.
+	var (
+		sel    = `SELECT seq FROM ` + c.name + `_docs WHERE id = ?`
+		ins    = `INSERT INTO ` + c.name + `_docs(id, doc, flat) VALUES (?, ?, jsonb(?))`
+		upd    = `UPDATE ` + c.name + `_docs SET doc = ?, flat = jsonb(?) WHERE seq = ?`
+		ftsDel = `DELETE FROM ` + c.name + `_fts WHERE rowid = ?`
+		ftsIns = `INSERT INTO ` + c.name + `_fts(rowid, text) VALUES (?, ?)`
+	)
 	err = c.inTx(ctx, func(tx *sql.Tx) error {
-		sel, err := tx.PrepareContext(ctx, `SELECT seq FROM `+c.name+`_docs WHERE id = ?`)
-		if err != nil {
-			return err
-		}
-		defer sel.Close()
-		ins, err := tx.PrepareContext(ctx, `INSERT INTO `+c.name+`_docs(id, doc, flat) VALUES (?, ?, jsonb(?))`)
-		if err != nil {
-			return err
-		}
-		defer ins.Close()
-		upd, err := tx.PrepareContext(ctx, `UPDATE `+c.name+`_docs SET doc = ?, flat = jsonb(?) WHERE seq = ?`)
-		if err != nil {
-			return err
-		}
-		defer upd.Close()
-		ftsDel, err := tx.PrepareContext(ctx, `DELETE FROM `+c.name+`_fts WHERE rowid = ?`)
-		if err != nil {
-			return err
-		}
-		defer ftsDel.Close()
-		ftsIns, err := tx.PrepareContext(ctx, `INSERT INTO `+c.name+`_fts(rowid, text) VALUES (?, ?)`)
-		if err != nil {
-			return err
-		}
-		defer ftsIns.Close()
-
 		for _, d := range parsed {
 			flat, err := flatFacets(d.value, spec)
 			if err != nil {
 				return fmt.Errorf("document %q: %w", d.id, err)
 			}
 			var seq int64
-			switch err := sel.QueryRowContext(ctx, d.id).Scan(&seq); {
+			switch err := tx.QueryRowContext(ctx, sel, d.id).Scan(&seq); {
 			case errors.Is(err, sql.ErrNoRows):
-				res, err := ins.ExecContext(ctx, d.id, d.raw, flat)
+				res, err := tx.ExecContext(ctx, ins, d.id, d.raw, flat)
 				if err != nil {
 					return err
 				}
@@ -89,14 +72,14 @@ func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage)
 			case err != nil:
 				return err
 			default:
-				if _, err := upd.ExecContext(ctx, d.raw, flat, seq); err != nil {
+				if _, err := tx.ExecContext(ctx, upd, d.raw, flat, seq); err != nil {
 					return err
 				}
-				if _, err := ftsDel.ExecContext(ctx, seq); err != nil {
+				if _, err := tx.ExecContext(ctx, ftsDel, seq); err != nil {
 					return err
 				}
 			}
-			if _, err := ftsIns.ExecContext(ctx, seq, searchText(d.value)); err != nil {
+			if _, err := tx.ExecContext(ctx, ftsIns, seq, searchText(d.value)); err != nil {
 				return err
 			}
 		}
@@ -145,21 +128,12 @@ func (c *embeddedCollection) inTx(ctx context.Context, fn func(tx *sql.Tx) error
 
 // deleteSeqs removes documents and their text by rowid.
 func (c *embeddedCollection) deleteSeqs(ctx context.Context, tx *sql.Tx, seqs []int64) error {
-	del, err := tx.PrepareContext(ctx, `DELETE FROM `+c.name+`_docs WHERE seq = ?`)
-	if err != nil {
-		return err
-	}
-	defer del.Close()
-	ftsDel, err := tx.PrepareContext(ctx, `DELETE FROM `+c.name+`_fts WHERE rowid = ?`)
-	if err != nil {
-		return err
-	}
-	defer ftsDel.Close()
+	del, ftsDel := `DELETE FROM `+c.name+`_docs WHERE seq = ?`, `DELETE FROM `+c.name+`_fts WHERE rowid = ?`
 	for _, seq := range seqs {
-		if _, err := del.ExecContext(ctx, seq); err != nil {
+		if _, err := tx.ExecContext(ctx, del, seq); err != nil {
 			return err
 		}
-		if _, err := ftsDel.ExecContext(ctx, seq); err != nil {
+		if _, err := tx.ExecContext(ctx, ftsDel, seq); err != nil {
 			return err
 		}
 	}
@@ -174,15 +148,11 @@ func (c *embeddedCollection) Delete(ctx context.Context, ids []string) error {
 	c.ix.writeMu.Lock()
 	defer c.ix.writeMu.Unlock()
 	err := c.inTx(ctx, func(tx *sql.Tx) error {
-		sel, err := tx.PrepareContext(ctx, `SELECT seq FROM `+c.name+`_docs WHERE id = ?`)
-		if err != nil {
-			return err
-		}
-		defer sel.Close()
+		sel := `SELECT seq FROM ` + c.name + `_docs WHERE id = ?`
 		var seqs []int64
 		for _, id := range ids {
 			var seq int64
-			switch err := sel.QueryRowContext(ctx, id).Scan(&seq); {
+			switch err := tx.QueryRowContext(ctx, sel, id).Scan(&seq); {
 			case errors.Is(err, sql.ErrNoRows):
 			case err != nil:
 				return err
