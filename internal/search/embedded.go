@@ -90,8 +90,7 @@ func (ix *embeddedIndex) createSchema() error {
 			fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s_docs (
 				seq INTEGER PRIMARY KEY,
 				id TEXT NOT NULL UNIQUE,
-				doc TEXT NOT NULL,
-				flat BLOB NOT NULL
+				doc TEXT NOT NULL
 			)`, c),
 			fmt.Sprintf(`CREATE VIRTUAL TABLE IF NOT EXISTS %s_fts USING fts5(
 				text, content='', contentless_delete=1,

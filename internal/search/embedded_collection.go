@@ -43,26 +43,28 @@ func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage)
 	c.ix.writeMu.Lock()
 	defer c.ix.writeMu.Unlock()
 	s := c.settings // stable: changes need ix.writeMu
-	spec := facetSpec{filterable: s.Filterable, sortable: s.Sortable}
+	spec := s.spec()
 	// Plain tx.ExecContext: the writer's connection keeps these statements prepared
 	// (internal/sqlitedb), where a tx.Prepare would parse them again on every call.
-	var (
-		sel    = `SELECT seq FROM ` + c.name + `_docs WHERE id = ?`
-		ins    = `INSERT INTO ` + c.name + `_docs(id, doc, flat) VALUES (?, ?, jsonb(?))`
-		upd    = `UPDATE ` + c.name + `_docs SET doc = ?, flat = jsonb(?) WHERE seq = ?`
-		ftsDel = `DELETE FROM ` + c.name + `_fts WHERE rowid = ?`
-		ftsIns = `INSERT INTO ` + c.name + `_fts(rowid, text) VALUES (?, ?)`
-	)
+	fs := newFacetSQL(c.name+"_docs", spec.declared())
+	ftsDel := `DELETE FROM ` + c.name + `_fts WHERE rowid = ?`
+	ftsIns := `INSERT INTO ` + c.name + `_fts(rowid, text) VALUES (?, ?)`
+	var seq int64
+	stored := make([]sql.NullString, len(fs.declared))
+	dest := []any{&seq}
+	for i := range stored {
+		dest = append(dest, &stored[i])
+	}
 	err = c.inTx(ctx, func(tx *sql.Tx) error {
 		for _, d := range parsed {
-			flat, err := flatFacets(d.value, spec)
+			facets, err := flatFacets(d.value, spec)
 			if err != nil {
 				return fmt.Errorf("document %q: %w", d.id, err)
 			}
-			var seq int64
-			switch err := tx.QueryRowContext(ctx, sel, d.id).Scan(&seq); {
+			vals := fs.values(facets)
+			switch err := tx.QueryRowContext(ctx, fs.sel, d.id).Scan(dest...); {
 			case errors.Is(err, sql.ErrNoRows):
-				res, err := tx.ExecContext(ctx, ins, d.id, d.raw, flat)
+				res, err := tx.ExecContext(ctx, fs.ins, append([]any{d.id, d.raw}, vals...)...)
 				if err != nil {
 					return err
 				}
@@ -72,7 +74,8 @@ func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage)
 			case err != nil:
 				return err
 			default:
-				if _, err := tx.ExecContext(ctx, upd, d.raw, flat, seq); err != nil {
+				ch := changed(stored, vals)
+				if _, err := tx.ExecContext(ctx, fs.update(ch), updateArgs(d.raw, vals, ch, seq)...); err != nil {
 					return err
 				}
 				if _, err := tx.ExecContext(ctx, ftsDel, seq); err != nil {
@@ -172,7 +175,7 @@ func (c *embeddedCollection) Delete(ctx context.Context, ids []string) error {
 func (c *embeddedCollection) DeleteByFilter(ctx context.Context, filter string) error {
 	c.ix.writeMu.Lock()
 	defer c.ix.writeMu.Unlock()
-	where, args, err := compileWhere(filter, c.settings.Filterable)
+	where, args, err := compileWhere(filter, c.settings)
 	if err != nil {
 		return fmt.Errorf("delete from %s by filter: %w", c.name, err)
 	}
@@ -204,9 +207,9 @@ func (c *embeddedCollection) DeleteByFilter(ctx context.Context, filter string) 
 	return nil
 }
 
-// compileWhere parses and compiles a filter over the filterable attributes. A blank filter
-// gives "".
-func compileWhere(filter string, filterable []string) (string, []any, error) {
+// compileWhere parses and compiles a filter over the filterable attributes of s. A blank
+// filter gives "".
+func compileWhere(filter string, s Settings) (string, []any, error) {
 	n, err := parseFilter(filter)
 	if err != nil {
 		return "", nil, fmt.Errorf("%w: %w", ErrInvalidFilter, err)
@@ -214,7 +217,7 @@ func compileWhere(filter string, filterable []string) (string, []any, error) {
 	if n == nil {
 		return "", nil, nil
 	}
-	where, args, err := compileFilter(n, filterable)
+	where, args, err := compileFilter(n, s.Filterable, s.spec().declared())
 	if err != nil {
 		return "", nil, fmt.Errorf("%w: %w", ErrInvalidFilter, err)
 	}
@@ -233,7 +236,7 @@ func (c *embeddedCollection) Search(ctx context.Context, q Query) (Result, error
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	settings := c.settings
-	where, args, err := compileWhere(q.Filter, settings.Filterable)
+	where, args, err := compileWhere(q.Filter, settings)
 	if err != nil {
 		return Result{}, fmt.Errorf("search %s: %w", c.name, err)
 	}
@@ -279,9 +282,10 @@ func (c *embeddedCollection) Search(ctx context.Context, q Query) (Result, error
 	}
 
 	broad := match == "" && res.Total >= MaxTotalHits
+	declared := settings.spec().declared()
 	var order []string
 	for _, k := range keys {
-		order = append(order, k.orderTerms(!broad)...)
+		order = append(order, k.orderTerms(!broad, declared)...)
 	}
 	switch {
 	case match != "":

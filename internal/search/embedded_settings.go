@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // normalizeSettings validates attribute names and returns the settings sorted and without
@@ -57,12 +58,44 @@ func (c *embeddedCollection) loadSettings() error {
 	if err := json.Unmarshal([]byte(raw), &s); err != nil {
 		return fmt.Errorf("load %s settings: %w", c.name, err)
 	}
-	var err error
-	c.settings, err = normalizeSettings(s)
-	return err
+	s, err := normalizeSettings(s)
+	if err != nil {
+		return fmt.Errorf("load %s settings: %w", c.name, err)
+	}
+	c.settings = s
+	return c.migrateFlat()
 }
 
-// Configure stores new settings: it recomputes every document's facet object (as Meilisearch
+// migrateFlat moves a database written before the facet columns (one "flat" column holding
+// every attribute's keys, all expression indexes over it) to one column per attribute: the
+// facets are recomputed from the stored documents, so nothing needs re-sending.
+func (c *embeddedCollection) migrateFlat() error {
+	var n int
+	if err := c.ix.writer.QueryRow(`SELECT count(*) FROM pragma_table_info(?) WHERE name = 'flat'`, c.name+"_docs").Scan(&n); err != nil {
+		return fmt.Errorf("migrate %s: %w", c.name, err)
+	}
+	if n == 0 {
+		return nil
+	}
+	ctx := context.Background()
+	tx, err := c.ix.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migrate %s: %w", c.name, err)
+	}
+	defer tx.Rollback()
+	if err := c.dropIndexes(ctx, tx, nil); err != nil {
+		return fmt.Errorf("migrate %s: %w", c.name, err)
+	}
+	if _, err := tx.ExecContext(ctx, `ALTER TABLE `+c.name+`_docs DROP COLUMN flat`); err != nil {
+		return fmt.Errorf("migrate %s: %w", c.name, err)
+	}
+	if err := c.applySettings(ctx, tx, c.settings); err != nil {
+		return fmt.Errorf("migrate %s: %w", c.name, err)
+	}
+	return tx.Commit()
+}
+
+// Configure stores new settings: it recomputes every document's facet columns (as Meilisearch
 // reindexes on a settings change) and replaces the expression indexes, in one transaction.
 // Unchanged settings cost nothing.
 func (c *embeddedCollection) Configure(ctx context.Context, s Settings) error {
@@ -80,10 +113,7 @@ func (c *embeddedCollection) Configure(ctx context.Context, s Settings) error {
 		return sqlErr("configure "+c.name, err)
 	}
 	defer tx.Rollback()
-	if err := c.refacet(ctx, tx, facetSpec{filterable: s.Filterable, sortable: s.Sortable}); err != nil {
-		return sqlErr("configure "+c.name, err)
-	}
-	if err := c.syncIndexes(ctx, tx, s); err != nil {
+	if err := c.applySettings(ctx, tx, s); err != nil {
 		return sqlErr("configure "+c.name, err)
 	}
 	raw, _ := json.Marshal(s)
@@ -104,13 +134,81 @@ func (c *embeddedCollection) Configure(ctx context.Context, s Settings) error {
 	return nil
 }
 
-// refacet recomputes the flat facet object of every document, in pages by rowid.
-func (c *embeddedCollection) refacet(ctx context.Context, tx *sql.Tx, spec facetSpec) error {
-	upd, err := tx.PrepareContext(ctx, `UPDATE `+c.name+`_docs SET flat = jsonb(?) WHERE seq = ?`)
+// applySettings makes the schema match s: expression indexes no longer wanted are dropped,
+// facet columns added and removed, every document's facets recomputed, and the missing
+// indexes created last (building an index once is cheaper than maintaining it row by row).
+func (c *embeddedCollection) applySettings(ctx context.Context, tx *sql.Tx, s Settings) error {
+	want := c.indexDefs(s)
+	if err := c.dropIndexes(ctx, tx, want); err != nil {
+		return err
+	}
+	if err := c.syncColumns(ctx, tx, s.spec().declared()); err != nil {
+		return err
+	}
+	if err := c.refacet(ctx, tx, s.spec()); err != nil {
+		return err
+	}
+	have, err := c.indexNames(ctx, tx)
 	if err != nil {
 		return err
 	}
-	defer upd.Close()
+	for name, ddl := range want {
+		if have[name] {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, ddl); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// syncColumns adds a facet column per declared attribute and drops the others.
+func (c *embeddedCollection) syncColumns(ctx context.Context, tx *sql.Tx, declared []string) error {
+	rows, err := tx.QueryContext(ctx, `SELECT name FROM pragma_table_info(?) WHERE name LIKE 'f:%'`, c.name+"_docs")
+	if err != nil {
+		return err
+	}
+	have := map[string]bool{}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return err
+		}
+		have[strings.TrimPrefix(n, "f:")] = true
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return err
+	}
+	for _, a := range declared {
+		if have[a] {
+			delete(have, a)
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `ALTER TABLE `+c.name+`_docs ADD COLUMN `+facetColumn(a)+` BLOB`); err != nil {
+			return err
+		}
+	}
+	for a := range have {
+		if _, err := tx.ExecContext(ctx, `ALTER TABLE `+c.name+`_docs DROP COLUMN `+facetColumn(a)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// refacet recomputes the facet columns of every document, in pages by rowid.
+func (c *embeddedCollection) refacet(ctx context.Context, tx *sql.Tx, spec facetSpec) error {
+	fs := newFacetSQL(c.name+"_docs", spec.declared())
+	if len(fs.declared) == 0 {
+		return nil
+	}
+	all := make([]bool, len(fs.declared))
+	for i := range all {
+		all[i] = true
+	}
+	upd := fs.update(all)
 	type row struct {
 		seq int64
 		doc string
@@ -141,11 +239,11 @@ func (c *embeddedCollection) refacet(ctx context.Context, tx *sql.Tx, spec facet
 			if err := json.Unmarshal([]byte(r.doc), &v); err != nil {
 				return fmt.Errorf("document seq %d: %w", r.seq, err)
 			}
-			flat, err := flatFacets(v, spec)
+			facets, err := flatFacets(v, spec)
 			if err != nil {
 				return err
 			}
-			if _, err := upd.ExecContext(ctx, flat, r.seq); err != nil {
+			if _, err := tx.ExecContext(ctx, upd, updateArgs(r.doc, fs.values(facets), all, r.seq)...); err != nil {
 				return err
 			}
 		}
@@ -161,7 +259,8 @@ func (c *embeddedCollection) refacet(ctx context.Context, tx *sql.Tx, spec facet
 func (c *embeddedCollection) indexDefs(s Settings) map[string]string {
 	defs := map[string]string{}
 	table := c.name + "_docs"
-	col := func(kind, attr string) string { return "json_extract(flat, " + flatPath(kind, attr) + ")" }
+	// Each attribute's indexes read its own column (an attribute owns its own path).
+	col := func(kind, attr string) string { return "json_extract(" + facetColumn(attr) + ", " + flatPath(kind, attr) + ")" }
 	name := c.indexName
 	for _, a := range s.Filterable {
 		defs[name("v", a)] = fmt.Sprintf(`CREATE INDEX %q ON %s(%s)`, name("v", a), table, col("v", a))
@@ -190,36 +289,36 @@ func (c *embeddedCollection) sortIndexName(k sortKey) string {
 	return c.indexName("a", k.attr)
 }
 
-func (c *embeddedCollection) syncIndexes(ctx context.Context, tx *sql.Tx, s Settings) error {
-	want := c.indexDefs(s)
+// indexNames lists the collection's expression indexes.
+func (c *embeddedCollection) indexNames(ctx context.Context, tx *sql.Tx) (map[string]bool, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = ? AND name LIKE ?`,
 		c.name+"_docs", c.name+"_x_%")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var have []string
+	have := map[string]bool{}
 	for rows.Next() {
 		var n string
 		if err := rows.Scan(&n); err != nil {
 			rows.Close()
-			return err
+			return nil, err
 		}
-		have = append(have, n)
+		have[n] = true
 	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+	return have, errors.Join(rows.Err(), rows.Close())
+}
+
+// dropIndexes drops the expression indexes not in want (nil: all of them).
+func (c *embeddedCollection) dropIndexes(ctx context.Context, tx *sql.Tx, want map[string]string) error {
+	have, err := c.indexNames(ctx, tx)
+	if err != nil {
 		return err
 	}
-	for _, n := range have {
+	for n := range have {
 		if _, ok := want[n]; ok {
-			delete(want, n)
 			continue
 		}
 		if _, err := tx.ExecContext(ctx, fmt.Sprintf("DROP INDEX %q", n)); err != nil {
-			return err
-		}
-	}
-	for _, ddl := range want {
-		if _, err := tx.ExecContext(ctx, ddl); err != nil {
 			return err
 		}
 	}

@@ -8,13 +8,18 @@ import (
 	"strings"
 )
 
-// The embedded backend keeps, beside each document, a small JSON object ("flat") holding what
+// The embedded backend keeps, beside each document, small JSON objects holding what
 // Meilisearch would put in its facet databases for the filterable and sortable attributes:
 // every value reached by a dotted path (through nested objects, arrays, and keys that contain
-// dots), normalized for comparison. Filters and sorts read only this object, so their
+// dots), normalized for comparison. Filters and sorts read only these objects, so their
 // semantics are written once, here, in Go.
 //
-// Keys of the flat object, for a covered path P:
+// Each declared attribute has a column of its own (facetColumn) holding the keys of the paths
+// it owns (owner: the longest declared attribute covering the path). A document update then
+// rewrites, and re-indexes, only the columns whose content changed: a merge that moves
+// "next" touches next's two expression indexes, not all of them.
+//
+// Keys of a column's object, for a path P it owns:
 //
 //	"v:P"  the value when P has exactly one (number, or normalized string; booleans are the
 //	       strings "true"/"false"; null and "" are not values)
@@ -55,6 +60,30 @@ func leadsTo(path string, attrs []string) bool {
 }
 
 func (s facetSpec) empty() bool { return len(s.filterable) == 0 && len(s.sortable) == 0 }
+
+// declared returns the attributes the spec covers, sorted and without duplicates: one facet
+// column each.
+func (s facetSpec) declared() []string {
+	out := append(append([]string{}, s.filterable...), s.sortable...)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// owner returns the declared attribute whose column holds path's keys: the longest one that
+// covers path, "" when none does.
+func owner(path string, declared []string) string {
+	best := ""
+	for _, a := range declared {
+		if len(a) > len(best) && covered(path, []string{a}) {
+			best = a
+		}
+	}
+	return best
+}
+
+// facetColumn is the quoted name of an attribute's facet column. Attribute names are
+// [A-Za-z0-9_.-] (attrRE), so they need no escaping inside the quotes.
+func facetColumn(attr string) string { return `"f:` + attr + `"` }
 
 type facet struct {
 	nums  []float64
@@ -152,16 +181,23 @@ func (w *facetWalker) value(path string, v any, wanted bool) {
 	}
 }
 
-// flatFacets builds the flat object of a document decoded by encoding/json (numbers are
-// float64). It returns "{}" when the spec covers nothing.
-func flatFacets(doc map[string]any, spec facetSpec) ([]byte, error) {
+// flatFacets builds the facet objects of a document decoded by encoding/json (numbers are
+// float64), by owning attribute; attributes owning no key are absent.
+func flatFacets(doc map[string]any, spec facetSpec) (map[string][]byte, error) {
 	if spec.empty() {
-		return []byte("{}"), nil
+		return nil, nil
 	}
 	w := &facetWalker{spec: spec, facets: map[string]*facet{}}
 	w.object("", doc)
-	out := make(map[string]any, 3*len(w.facets))
+	declared := spec.declared()
+	cols := map[string]map[string]any{}
 	for path, f := range w.facets {
+		a := owner(path, declared)
+		out := cols[a]
+		if out == nil {
+			out = map[string]any{}
+			cols[a] = out
+		}
 		// Sorted and deduplicated, so equal documents give equal bytes.
 		slices.Sort(f.nums)
 		slices.Sort(f.strs)
@@ -191,13 +227,17 @@ func flatFacets(doc map[string]any, spec facetSpec) ([]byte, error) {
 			out[">:"+path] = hi
 		}
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false) // keep "<:" and ">:" keys readable
-	if err := enc.Encode(out); err != nil {
-		return nil, err
+	enc := make(map[string][]byte, len(cols))
+	for a, out := range cols {
+		var b bytes.Buffer
+		e := json.NewEncoder(&b)
+		e.SetEscapeHTML(false) // keep "<:" and ">:" keys readable
+		if err := e.Encode(out); err != nil {
+			return nil, err
+		}
+		enc[a] = bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	return enc, nil
 }
 
 // sortKeys returns a path's ascending and descending sort keys (its values are sorted): numbers come before strings
@@ -239,3 +279,5 @@ func searchText(doc map[string]any) string {
 	walk(doc)
 	return b.String()
 }
+
+func (s Settings) spec() facetSpec { return facetSpec{filterable: s.Filterable, sortable: s.Sortable} }

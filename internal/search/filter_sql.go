@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// This file compiles a filter AST and sort clauses to SQL over the "flat" facet object of the
+// This file compiles a filter AST and sort clauses to SQL over the facet columns of the
 // embedded backend (see facets.go). Values are always bound parameters; attribute names,
 // restricted to [A-Za-z0-9_.-] by the parser, are the only text placed in the SQL, inside JSON
 // path literals, where they must be literal for expression indexes to apply.
@@ -15,20 +15,22 @@ func flatPath(kind, attr string) string {
 	return `'$."` + kind + ":" + attr + `"'`
 }
 
-// flatExpr returns the SQL expression reading a flat key of the row aliased d.
-func flatExpr(kind, attr string) string {
-	return "json_extract(d.flat, " + flatPath(kind, attr) + ")"
+// flatExpr returns the SQL expression reading a facet key of path in the row aliased d, from
+// the column of the declared attribute owning path.
+func flatExpr(kind, path string, declared []string) string {
+	return "json_extract(d." + facetColumn(owner(path, declared)) + ", " + flatPath(kind, path) + ")"
 }
 
 type sqlWhere struct {
-	b    strings.Builder
-	args []any
+	b        strings.Builder
+	args     []any
+	declared []string // filterable and sortable attributes: the facet columns
 }
 
 // compileFilter turns a filter into a SQL boolean expression over the row alias d. filterable
-// lists the declared filterable attributes.
-func compileFilter(n filterNode, filterable []string) (string, []any, error) {
-	w := &sqlWhere{}
+// lists the declared filterable attributes, declared every attribute with a facet column.
+func compileFilter(n filterNode, filterable, declared []string) (string, []any, error) {
+	w := &sqlWhere{declared: declared}
 	if err := w.node(n, filterable); err != nil {
 		return "", nil, err
 	}
@@ -85,7 +87,7 @@ func notAllowedError(what, attr string, allowed []string) error {
 // cond writes one condition. In a positive context a NULL result (attribute missing) acts as
 // false, which is what Meilisearch does; NOT above it is made two-valued by node.
 func (w *sqlWhere) cond(c *condNode) {
-	flags := flatExpr("f", c.attr)
+	flags := flatExpr("f", c.attr, w.declared)
 	switch c.op {
 	case opExists:
 		w.b.WriteString(flags + " IS NOT NULL")
@@ -99,9 +101,9 @@ func (w *sqlWhere) cond(c *condNode) {
 	}
 	// A value test: on the single value, or on any element of the multi-value array.
 	w.b.WriteByte('(')
-	w.valueTest(c, flatExpr("v", c.attr))
-	fmt.Fprintf(&w.b, " OR (%s >= %d AND EXISTS (SELECT 1 FROM json_each(d.flat, %s) WHERE ",
-		flags, flagMulti, flatPath("m", c.attr))
+	w.valueTest(c, flatExpr("v", c.attr, w.declared))
+	fmt.Fprintf(&w.b, " OR (%s >= %d AND EXISTS (SELECT 1 FROM json_each(d.%s, %s) WHERE ",
+		flags, flagMulti, facetColumn(owner(c.attr, w.declared)), flatPath("m", c.attr))
 	w.valueTest(c, "value")
 	w.b.WriteString(")))")
 }
@@ -205,16 +207,16 @@ func parseSort(clauses []string, sortable []string) ([]sortKey, error) {
 // orderTerms returns the ORDER BY terms of one sort key. They match the expression indexes
 // of indexDefs, so a sorted query with a LIMIT can walk an index instead of sorting; with
 // noIndex, a unary + keeps the planner from doing so. Missing values come last; numbers come
-// before strings in both directions.
-func (k sortKey) orderTerms(noIndex bool) []string {
+// before strings in both directions. declared lists the attributes with a facet column.
+func (k sortKey) orderTerms(noIndex bool, declared []string) []string {
 	plus := ""
 	if noIndex {
 		plus = "+"
 	}
 	if !k.desc {
-		x := plus + flatExpr("<", k.attr)
+		x := plus + flatExpr("<", k.attr, declared)
 		return []string{x + " IS NULL", x}
 	}
-	x := plus + flatExpr(">", k.attr)
+	x := plus + flatExpr(">", k.attr, declared)
 	return []string{x + " IS NULL", "typeof(" + x + ") = 'text'", x + " DESC"}
 }

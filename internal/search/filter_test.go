@@ -1,7 +1,9 @@
 package search
 
 import (
+	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -137,7 +139,7 @@ func TestCompileFilterBindsValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sql, args, err := compileFilter(n, []string{"name"})
+	sql, args, err := compileFilter(n, []string{"name"}, []string{"name"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +149,7 @@ func TestCompileFilterBindsValues(t *testing.T) {
 	if len(args) == 0 || args[0] != `x'); drop table files_docs; --` {
 		t.Errorf("args = %q, want the normalized value bound", args)
 	}
-	if _, _, err := compileFilter(n, []string{"other"}); err == nil || !strings.Contains(err.Error(), "`name` is not filterable") {
+	if _, _, err := compileFilter(n, []string{"other"}, []string{"other"}); err == nil || !strings.Contains(err.Error(), "`name` is not filterable") {
 		t.Errorf("compile with name not filterable: error = %v", err)
 	}
 }
@@ -164,14 +166,53 @@ func TestFlatFacets(t *testing.T) {
 		"s":   "  Mixed Case ",
 		"x":   "ignored: not declared",
 	}
-	got, err := flatFacets(doc, facetSpec{filterable: []string{"a", "arr", "o", "e", "n", "s"}, sortable: []string{"arr"}})
+	got, err := flatFacets(doc, facetSpec{filterable: []string{"a", "arr", "o", "o.k", "e", "n", "s"}, sortable: []string{"arr"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"<:arr":3,">:arr":3,"f:a":1,"f:a.b":3,"f:arr":9,"f:e":5,"f:n":1,"f:o":1,"f:o.k":9,"f:s":1,` +
-		`"m:arr":[3,"x","y"],"m:o.k":["lit","v"],"v:n":2.5,"v:s":"mixed case"}`
-	if string(got) != want {
-		t.Errorf("flatFacets =\n%s\nwant\n%s", got, want)
+	// One object per owning attribute: "o.k" is declared, so it owns its path rather than "o";
+	// "x" is not declared and appears nowhere.
+	want := map[string]string{
+		"a":   `{"f:a":1,"f:a.b":3}`,
+		"arr": `{"<:arr":3,">:arr":3,"f:arr":9,"m:arr":[3,"x","y"]}`,
+		"e":   `{"f:e":5}`,
+		"n":   `{"f:n":1,"v:n":2.5}`,
+		"o":   `{"f:o":1}`,
+		"o.k": `{"f:o.k":9,"m:o.k":["lit","v"]}`,
+		"s":   `{"f:s":1,"v:s":"mixed case"}`,
+	}
+	if len(got) != len(want) {
+		t.Errorf("flatFacets gave %d objects, want %d: %q", len(got), len(want), got)
+	}
+	for a, w := range want {
+		if string(got[a]) != w {
+			t.Errorf("flatFacets[%q] =\n%s\nwant\n%s", a, got[a], w)
+		}
+	}
+}
+
+func TestFacetOwnerAndChangedColumns(t *testing.T) {
+	t.Parallel()
+	declared := []string{"o", "o.k", "o.k.z", "size"}
+	for path, want := range map[string]string{"o": "o", "o.j": "o", "o.k": "o.k", "o.k.y": "o.k", "o.k.z.q": "o.k.z", "sizes": "", "size": "size"} {
+		if got := owner(path, declared); got != want {
+			t.Errorf("owner(%q) = %q, want %q", path, got, want)
+		}
+	}
+	fs := newFacetSQL("files_docs", []string{"next", "size", "type"})
+	stored := []sql.NullString{{String: `{"v:next":"m1"}`, Valid: true}, {String: `{"v:size":1}`, Valid: true}, {}}
+	vals := fs.values(map[string][]byte{"next": []byte(`{"v:next":""}`), "size": []byte(`{"v:size":1}`)})
+	ch := changed(stored, vals)
+	if !slices.Equal(ch, []bool{true, false, false}) {
+		t.Fatalf("changed = %v, want only next", ch)
+	}
+	if got, want := fs.update(ch), `UPDATE files_docs SET doc = ?, "f:next" = jsonb(?) WHERE seq = ?`; got != want {
+		t.Errorf("update = %s, want %s", got, want)
+	}
+	// A column that loses its keys is cleared; one that gains some is set.
+	ch = changed(stored, fs.values(map[string][]byte{"next": []byte(`{"v:next":"m1"}`), "type": []byte(`{"v:type":"a"}`)}))
+	if !slices.Equal(ch, []bool{false, true, true}) {
+		t.Fatalf("changed = %v, want size and type", ch)
 	}
 }
 

@@ -1,0 +1,89 @@
+package search
+
+import (
+	"database/sql"
+	"strings"
+)
+
+// facetSQL builds the statements that read and write a collection's facet columns (one per
+// declared attribute, see facets.go) for one set of settings.
+type facetSQL struct {
+	table    string // <collection>_docs
+	declared []string
+	sel, ins string
+	upd      map[string]string // UPDATE statements by changed-column mask
+}
+
+func newFacetSQL(table string, declared []string) *facetSQL {
+	f := &facetSQL{table: table, declared: declared, upd: map[string]string{}}
+	var sel, cols, ph strings.Builder
+	sel.WriteString("SELECT seq")
+	for _, a := range declared {
+		// json() gives back the text flatFacets wrote (JSONB keeps key order and number
+		// text), so an unchanged column compares equal and is left alone.
+		sel.WriteString(", json(" + facetColumn(a) + ")")
+		cols.WriteString(", " + facetColumn(a))
+		ph.WriteString(", jsonb(?)")
+	}
+	f.sel = sel.String() + " FROM " + table + " WHERE id = ?"
+	f.ins = "INSERT INTO " + table + "(id, doc" + cols.String() + ") VALUES (?, ?" + ph.String() + ")"
+	return f
+}
+
+// values lists a document's facet objects in column order (nil: the attribute owns no key).
+func (f *facetSQL) values(facets map[string][]byte) []any {
+	vals := make([]any, len(f.declared))
+	for i, a := range f.declared {
+		if b, ok := facets[a]; ok {
+			vals[i] = b
+		}
+	}
+	return vals
+}
+
+// changed reports which columns differ between the stored objects and vals.
+func changed(stored []sql.NullString, vals []any) []bool {
+	out := make([]bool, len(vals))
+	for i, v := range vals {
+		b, _ := v.([]byte)
+		out[i] = stored[i].Valid != (b != nil) || stored[i].Valid && stored[i].String != string(b)
+	}
+	return out
+}
+
+// update returns "UPDATE ... SET doc = ?, <changed columns> = jsonb(?) ... WHERE seq = ?".
+// SQLite maintains an expression index only when the UPDATE assigns a column it reads, so
+// leaving unchanged columns out spares their indexes.
+func (f *facetSQL) update(changed []bool) string {
+	mask := make([]byte, len(changed))
+	for i, c := range changed {
+		mask[i] = '0'
+		if c {
+			mask[i] = '1'
+		}
+	}
+	if s, ok := f.upd[string(mask)]; ok {
+		return s
+	}
+	var b strings.Builder
+	b.WriteString("UPDATE " + f.table + " SET doc = ?")
+	for i, c := range changed {
+		if c {
+			b.WriteString(", " + facetColumn(f.declared[i]) + " = jsonb(?)")
+		}
+	}
+	b.WriteString(" WHERE seq = ?")
+	f.upd[string(mask)] = b.String()
+	return b.String()
+}
+
+// updateArgs returns the arguments of update(changed): doc, the changed values, seq.
+func updateArgs(doc any, vals []any, changed []bool, seq int64) []any {
+	args := []any{doc}
+	for i, c := range changed {
+		if c {
+			args = append(args, vals[i])
+		}
+	}
+	return append(args, seq)
+}

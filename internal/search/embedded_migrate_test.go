@@ -1,0 +1,77 @@
+package search
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/homeindex/homeindex/internal/sqlitedb"
+)
+
+// An index written before the facet columns (one "flat" column and expression indexes over it)
+// opens with its documents, settings and text intact: facets are recomputed from the stored
+// documents into per-attribute columns, and filters, sorts and text search work at once.
+func TestEmbeddedMigratesFlatColumn(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "index.db")
+	old := sqlitedb.Open("file:" + path)
+	for _, stmt := range []string{
+		`CREATE TABLE settings (collection TEXT PRIMARY KEY, value TEXT NOT NULL)`,
+		`CREATE TABLE files_docs (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, doc TEXT NOT NULL, flat BLOB NOT NULL)`,
+		`CREATE VIRTUAL TABLE files_fts USING fts5(text, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2')`,
+		`INSERT INTO settings VALUES ('files', '{"Filterable":["size","type"],"Sortable":["size"]}')`,
+		`INSERT INTO files_docs VALUES (1, 'a', '{"id":"a","size":5,"type":"image/png","name":"sunset"}', jsonb('{"v:size":5}'))`,
+		`INSERT INTO files_docs VALUES (2, 'b', '{"id":"b","size":9,"type":"text/plain","name":"notes"}', jsonb('{"v:size":9}'))`,
+		`INSERT INTO files_docs VALUES (3, 'c', '{"id":"c","size":7,"type":"image/png","name":"beach"}', jsonb('{"v:size":7}'))`,
+		`INSERT INTO files_fts(rowid, text) VALUES (1, 'a sunset'), (2, 'b notes'), (3, 'c beach')`,
+		`CREATE INDEX files_x_v_73697a65 ON files_docs(json_extract(flat, '$."v:size"'))`,
+	} {
+		if _, err := old.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	old.Close()
+
+	ix, err := OpenEmbedded(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	res, err := ix.Files().Search(ctx, Query{Filter: `type = "image/png" AND size > 4`, Sort: []string{"size:desc"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := hitIDs(t, res); len(got) != 2 || got[0] != "c" || got[1] != "a" {
+		t.Fatalf("hits %v, want [c a]", got)
+	}
+	if res, err = ix.Files().Search(ctx, Query{Q: "notes"}); err != nil || len(res.Hits) != 1 {
+		t.Fatalf("text search after migration: %v %v", res, err)
+	}
+	// The old column is gone and a later update touches the new columns.
+	var n int
+	db := ix.(*embeddedIndex).writer
+	if err := db.QueryRow(`SELECT count(*) FROM pragma_table_info('files_docs') WHERE name = 'flat'`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("flat column still there (%d, %v)", n, err)
+	}
+	if err := ix.Files().Upsert(ctx, []json.RawMessage{json.RawMessage(`{"id":"a","size":1,"type":"text/plain"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err = ix.Files().Search(ctx, Query{Filter: `type = "image/png"`}); err != nil || len(res.Hits) != 1 {
+		t.Fatalf("after update: %d hits, %v; want 1", len(res.Hits), err)
+	}
+}
+
+func hitIDs(t *testing.T, res Result) []string {
+	t.Helper()
+	var ids []string
+	for _, h := range res.Hits {
+		var d struct{ ID string }
+		if err := json.Unmarshal(h, &d); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, d.ID)
+	}
+	return ids
+}
