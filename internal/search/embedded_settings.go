@@ -260,7 +260,9 @@ func (c *embeddedCollection) indexDefs(s Settings) map[string]string {
 	defs := map[string]string{}
 	table := c.name + "_docs"
 	// Each attribute's indexes read its own column (an attribute owns its own path).
-	col := func(kind, attr string) string { return "json_extract(" + facetColumn(attr) + ", " + flatPath(kind, attr) + ")" }
+	col := func(kind, attr string) string {
+		return "json_extract(" + facetColumn(attr) + ", " + flatPath(kind, attr) + ")"
+	}
 	name := c.indexName
 	for _, a := range s.Filterable {
 		defs[name("v", a)] = fmt.Sprintf(`CREATE INDEX %q ON %s(%s)`, name("v", a), table, col("v", a))
