@@ -84,12 +84,14 @@ func TestFaultS4HostileResultsRejected(t *testing.T) {
 	t.Parallel()
 	const mod = "evil"
 	s := newStack(t, []module{{Name: mod, UID: "v1"}}, withDaemonEnv("DISPATCH_WINDOW", "16"))
+	var rels []string
 	for i := range 8 {
 		rel := fmt.Sprintf("dir/f%d.txt", i)
 		if i%3 == 0 {
 			rel = fmt.Sprintf("archive/usb/f%d.txt", i)
 		}
 		s.write(rel, fmt.Sprintf("s4 file %d", i))
+		rels = append(rels, rel)
 	}
 	s.Daemon.Start()
 	rdb := s.Redis.Client()
@@ -100,13 +102,20 @@ func TestFaultS4HostileResultsRejected(t *testing.T) {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
-	waitUntil(t, 30*time.Second, "the documents on disk", func() error {
+	// The sync's outbox round is over once the documents and every by-path link are on disk
+	// (links follow the documents within a round): only then is the tree a fair "before".
+	waitUntil(t, 30*time.Second, "the documents and their links on disk", func() error {
 		for _, id := range ids {
 			if _, err := s.doc(id); err != nil {
 				return err
 			}
 		}
-		return nil
+		for _, rel := range rels {
+			if _, err := os.Lstat(filepath.Join(s.Meta, "by-path", filepath.FromSlash(rel))); err != nil {
+				return err
+			}
+		}
+		return s.markerIs("usb", "pending")()
 	})
 	// A: the job whose token the rejected results carry; B: four jobs for merged results; C:
 	// the document B1 pretends to be.
