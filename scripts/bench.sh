@@ -11,6 +11,11 @@ run ./internal/app 'InitialSync100k|ResyncUnchanged100k|BareWalkDirLstat100k' 3x
 run ./internal/search 'Ingest|Search' 1x
 run ./internal/queue 'Reap|Push' 2s
 run ./internal/queue 'Pipeline10k' 1x
+run ./internal/app 'DispatcherRefill200k' 200x
+# Issue 4's ratio: the end-to-end run and its bare limit (the same worker process, no daemon),
+# three pairs back to back: the VM's noise is large, compare within a pair.
+for i in 1 2 3; do run ./internal/app 'PipelineEndToEnd10k$|PipelineBare10k' 1x; done
+run ./internal/app 'PipelineEndToEndSDK10k' 1x
 run ./sdk 'SDKNoop' 5000x
 
 echo "== peak RSS of homeindexd sync over 100k files"
