@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/homeindex/homeindex/internal/yamlnode"
 )
 
 // EnvModules is the environment variable that daemon and modules read the module list from.
@@ -104,7 +106,7 @@ func parseModules(text string, strict bool) ([]Module, []ModuleProblem) {
 	}
 	seen := map[string]int{}
 	for i, item := range root.Content {
-		m, ok := p.module(i, deref(item))
+		m, ok := p.module(i, yamlnode.Deref(item))
 		if !ok {
 			continue
 		}
@@ -152,12 +154,12 @@ func moduleListRoot(text string) (*yaml.Node, string) {
 	if len(doc.Content) == 0 {
 		return nil, ""
 	}
-	root := deref(doc.Content[0])
+	root := yamlnode.Deref(doc.Content[0])
 	if root.Kind == yaml.ScalarNode && root.ShortTag() == "!!null" {
 		return nil, ""
 	}
 	if root.Kind != yaml.SequenceNode {
-		return nil, "must be a YAML list of modules, found " + describe(root)
+		return nil, "must be a YAML list of modules, found " + yamlnode.Describe(root)
 	}
 	return root, ""
 }
@@ -174,13 +176,13 @@ func (p *moduleParser) problem(entry int, field, value, format string, args ...a
 // module reads one entry; ok is false when its name is missing or bad.
 func (p *moduleParser) module(i int, n *yaml.Node) (m Module, ok bool) {
 	if n.Kind != yaml.MappingNode {
-		p.problem(i, "", "", "must be a mapping with name and uid, found %s", describe(n))
+		p.problem(i, "", "", "must be a mapping with name and uid, found %s", yamlnode.Describe(n))
 		return m, false
 	}
 	hasName := false
 	seen := map[string]bool{}
 	for j := 0; j+1 < len(n.Content); j += 2 {
-		key, v := n.Content[j].Value, deref(n.Content[j+1])
+		key, v := n.Content[j].Value, yamlnode.Deref(n.Content[j+1])
 		if seen[key] && p.strict {
 			p.problem(i, key, "", "given twice")
 			continue
@@ -218,7 +220,7 @@ func (p *moduleParser) module(i int, n *yaml.Node) (m Module, ok bool) {
 
 func (p *moduleParser) name(i int, v *yaml.Node) (string, bool) {
 	if v.Kind != yaml.ScalarNode || v.ShortTag() == "!!null" {
-		p.problem(i, "name", "", "must be a string, found %s", describe(v))
+		p.problem(i, "name", "", "must be a string, found %s", yamlnode.Describe(v))
 		return "", false
 	}
 	switch {
@@ -236,7 +238,7 @@ func (p *moduleParser) name(i int, v *yaml.Node) (string, bool) {
 // what the module compares with.
 func (p *moduleParser) uid(i int, v *yaml.Node) string {
 	if v.Kind != yaml.ScalarNode {
-		p.problem(i, "uid", "", "must be a string, found %s", describe(v))
+		p.problem(i, "uid", "", "must be a string, found %s", yamlnode.Describe(v))
 		return ""
 	}
 	if v.ShortTag() == "!!null" {
@@ -250,12 +252,12 @@ func (p *moduleParser) attributes(i int, key string, v *yaml.Node) []string {
 		return nil
 	}
 	if v.Kind != yaml.SequenceNode {
-		p.problem(i, key, "", "must be a list, found %s", describe(v))
+		p.problem(i, key, "", "must be a list, found %s", yamlnode.Describe(v))
 		return nil
 	}
 	attrs := make([]string, 0, len(v.Content))
 	for k, a := range v.Content {
-		a = deref(a)
+		a = yamlnode.Deref(a)
 		if a.Kind != yaml.ScalarNode || !attributeRE.MatchString(a.Value) {
 			p.problem(i, fmt.Sprintf("%s[%d]", key, k), strconv.Quote(a.Value), "must match %s", AttributePattern)
 			continue
@@ -275,29 +277,4 @@ func (p *moduleParser) window(i int, v *yaml.Node) int {
 		return 0
 	}
 	return w
-}
-
-// deref follows YAML aliases (*anchor) to the node they name.
-func deref(n *yaml.Node) *yaml.Node {
-	for n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
-	}
-	return n
-}
-
-// describe names a node's kind for problem texts.
-func describe(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		if n.ShortTag() == "!!null" {
-			return "nothing"
-		}
-		return strconv.Quote(n.Value)
-	default:
-		return "something else"
-	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/homeindex/homeindex/internal/yamlnode"
 	"github.com/homeindex/homeindex/protocol"
 	"github.com/rs/zerolog"
 	"go.yaml.in/yaml/v3"
@@ -173,12 +174,12 @@ func yamlRoot(text string) (*yaml.Node, error) {
 	if len(doc.Content) == 0 {
 		return nil, nil
 	}
-	root := deref(doc.Content[0])
+	root := yamlnode.Deref(doc.Content[0])
 	if root.Kind == yaml.ScalarNode && root.ShortTag() == "!!null" {
 		return nil, nil
 	}
 	if root.Kind != yaml.SequenceNode {
-		return nil, fmt.Errorf("want a YAML list, found %s", describe(root))
+		return nil, fmt.Errorf("want a YAML list, found %s", yamlnode.Describe(root))
 	}
 	return root, nil
 }
@@ -242,27 +243,27 @@ func ParseShares(text string) ([]Share, error) {
 	var problems []string
 	seen := map[string]bool{}
 	for i, n := range root.Content {
-		n = deref(n)
+		n = yamlnode.Deref(n)
 		if n.Kind != yaml.MappingNode {
-			problems = append(problems, fmt.Sprintf("entry %d: want a mapping with name and seconds, found %s", i, describe(n)))
+			problems = append(problems, fmt.Sprintf("entry %d: want a mapping with name and seconds, found %s", i, yamlnode.Describe(n)))
 			continue
 		}
 		var s Share
 		var haveName, haveSeconds bool
 		for j := 0; j+1 < len(n.Content); j += 2 {
-			k, v := n.Content[j].Value, deref(n.Content[j+1])
+			k, v := n.Content[j].Value, yamlnode.Deref(n.Content[j+1])
 			switch k {
 			case "name":
 				haveName = true
 				if v.Kind != yaml.ScalarNode || !shareNameRE.MatchString(v.Value) {
-					problems = append(problems, fmt.Sprintf("entry %d: name %s: want 1 to 64 characters from [A-Za-z0-9_.-]", i, describe(v)))
+					problems = append(problems, fmt.Sprintf("entry %d: name %s: want 1 to 64 characters from [A-Za-z0-9_.-]", i, yamlnode.Describe(v)))
 				}
 				s.Name = v.Value
 			case "seconds":
 				haveSeconds = true
 				d, err := parseSeconds(v.Value)
 				if v.Kind != yaml.ScalarNode || (v.ShortTag() != "!!int" && v.ShortTag() != "!!float") || err != nil {
-					problems = append(problems, fmt.Sprintf("entry %d: seconds %s: want a number > 0", i, describe(v)))
+					problems = append(problems, fmt.Sprintf("entry %d: seconds %s: want a number > 0", i, yamlnode.Describe(v)))
 				}
 				s.Slice = d
 			default:
@@ -285,29 +286,4 @@ func ParseShares(text string) ([]Share, error) {
 		return nil, errors.New(strings.Join(problems, "; "))
 	}
 	return out, nil
-}
-
-// deref follows YAML aliases (*anchor) to the node they name.
-func deref(n *yaml.Node) *yaml.Node {
-	for n.Kind == yaml.AliasNode && n.Alias != nil {
-		n = n.Alias
-	}
-	return n
-}
-
-// describe names a node for error texts.
-func describe(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		if n.ShortTag() == "!!null" {
-			return "nothing"
-		}
-		return strconv.Quote(n.Value)
-	default:
-		return "something else"
-	}
 }
