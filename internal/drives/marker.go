@@ -77,25 +77,8 @@ func (a Archive) writeMarker(drive string, s State, now time.Time) error {
 	fail := func(err error) error {
 		return fmt.Errorf("write marker %s: %w", p, bare(err))
 	}
-	f, err := os.CreateTemp(a.dir, tempPrefix+"*"+markerInfix+string(s))
-	if err != nil {
-		return fail(err)
-	}
-	tmp := f.Name()
-	if _, err = f.WriteString(now.UTC().Format(MarkerTimeFormat)); err == nil {
-		err = f.Chmod(0o644)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, p)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
+	data := []byte(now.UTC().Format(MarkerTimeFormat))
+	if err := durable.ReplaceFile(a.dir, tempPrefix+"*"+markerInfix+string(s), p, data, 0o644, true); err != nil {
 		return fail(err)
 	}
 	if err := durable.SyncDir(a.dir); err != nil {

@@ -28,32 +28,7 @@ func (s *Store) writeAtomic(dir, name string, data []byte) (bool, error) {
 	if old, err := os.ReadFile(dst); err == nil && bytes.Equal(old, data) {
 		return false, nil
 	}
-	f, err := os.CreateTemp(s.tmpDir(), name+".*")
-	if err != nil {
-		return false, err
-	}
-	tmp := f.Name()
-	fail := func(err error) (bool, error) {
-		_ = f.Close()
-		_ = os.Remove(tmp)
-		return false, err
-	}
-	if _, err := f.Write(data); err != nil {
-		return fail(err)
-	}
-	if err := f.Chmod(filePerm); err != nil {
-		return fail(err)
-	}
-	if !s.deferSync {
-		if err := f.Sync(); err != nil {
-			return fail(err)
-		}
-	}
-	if err := f.Close(); err != nil {
-		return fail(err)
-	}
-	if err := os.Rename(tmp, dst); err != nil {
-		_ = os.Remove(tmp)
+	if err := durable.ReplaceFile(s.tmpDir(), name+".*", dst, data, filePerm, !s.deferSync); err != nil {
 		return false, err
 	}
 	return true, s.syncDir(dir)
