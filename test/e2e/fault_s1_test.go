@@ -76,10 +76,13 @@ func TestFaultS1RedisACLOverTLS(t *testing.T) {
 	waitUntil(t, time.Duration(60+n/4)*time.Second, "every file enriched over TLS with ACL users", s.docsDone(ids, noted))
 	waitUntil(t, 30*time.Second, "usb ready", s.markerIs("usb", "ready"))
 	t.Logf("S1: %d files through daemon and 2 SDK workers over rediss:// with ACL users in %v", n, time.Since(started).Round(time.Millisecond))
-	hits, err := s.searchCLI("", "")
-	if err != nil || len(hits) != min(n, 1000) {
-		t.Fatalf("search: %d hits (%v), want %d", len(hits), err, min(n, 1000))
-	}
+	waitUntil(t, 30*time.Second, "every file searchable", func() error {
+		hits, err := s.searchCLI("", "")
+		if err != nil || len(hits) != min(n, 1000) {
+			return fmt.Errorf("search: %d hits (%v), want %d", len(hits), err, min(n, 1000))
+		}
+		return nil
+	})
 	ctx := context.Background()
 	if log, err := srv.Client().Do(ctx, "ACL", "LOG").Slice(); err != nil || len(log) != 0 {
 		t.Fatalf("ACL LOG has %d entries (%v), want none (a NOPERM somewhere): %v", len(log), err, log)
