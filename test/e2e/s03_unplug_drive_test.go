@@ -79,10 +79,13 @@ func TestS03UnpluggedDrivePausesAndResumes(t *testing.T) {
 	if got := s.markerStamp("usb"); got != stampBefore {
 		t.Fatalf("usb marker changed while absent: %s, was %s", got, stampBefore)
 	}
-	offline, err := s.searchCLI(`has_archive_paths = true AND offline = true`, "")
-	if err != nil || len(offline) != len(driveIDs) {
-		t.Fatalf("offline drive documents in the index: %d (%v), want %d", len(offline), err, len(driveIDs))
-	}
+	waitUntil(t, 30*time.Second, "the drive's documents offline in the index", func() error {
+		offline, err := s.searchCLI(`has_archive_paths = true AND offline = true`, "")
+		if err != nil || len(offline) != len(driveIDs) {
+			return fmt.Errorf("offline drive documents in the index: %d (%v), want %d", len(offline), err, len(driveIDs))
+		}
+		return nil
+	})
 
 	s.replug("usb")
 	waitUntil(t, 60*time.Second, "the drive's remaining jobs after it returned", s.docsDone(driveIDs, nil))
