@@ -74,18 +74,8 @@ func scanJob(row *sql.Row) (Job, bool, error) {
 	return j, true, nil
 }
 
-// Jobs returns a module's jobs in a state, at most limit (0 = all).
-func (c *Catalog) Jobs(ctx context.Context, module string, state JobState, limit int) ([]Job, error) {
-	q := jobSelect + ` WHERE module = ? AND state = ? ORDER BY updated`
-	args := []any{module, string(state)}
-	if limit > 0 {
-		q += ` LIMIT ?`
-		args = append(args, limit)
-	}
-	rows, err := c.r.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("catalog: jobs %s: %w", module, err)
-	}
+// scanJobs reads the rows of a jobSelect query and closes them.
+func scanJobs(rows *sql.Rows) ([]Job, error) {
 	defer rows.Close()
 	var out []Job
 	for rows.Next() {
@@ -99,6 +89,21 @@ func (c *Catalog) Jobs(ctx context.Context, module string, state JobState, limit
 		out = append(out, j)
 	}
 	return out, rows.Err()
+}
+
+// Jobs returns a module's jobs in a state, at most limit (0 = all).
+func (c *Catalog) Jobs(ctx context.Context, module string, state JobState, limit int) ([]Job, error) {
+	q := jobSelect + ` WHERE module = ? AND state = ? ORDER BY updated`
+	args := []any{module, string(state)}
+	if limit > 0 {
+		q += ` LIMIT ?`
+		args = append(args, limit)
+	}
+	rows, err := c.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("catalog: jobs %s: %w", module, err)
+	}
+	return scanJobs(rows)
 }
 
 // StrandedJobs returns a module's queued jobs that should not be waiting in Redis: their

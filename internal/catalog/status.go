@@ -166,19 +166,7 @@ func (c *Catalog) OldestParked(ctx context.Context, module string, n int) ([]Job
 	if err != nil {
 		return nil, fmt.Errorf("catalog: oldest parked %s: %w", module, err)
 	}
-	defer rows.Close()
-	var out []Job
-	for rows.Next() {
-		var j Job
-		var st string
-		var since, updated int64
-		if err := rows.Scan(&j.DocID, &j.Module, &j.Token, &j.Attempt, &st, &j.Reason, &since, &updated); err != nil {
-			return nil, err
-		}
-		j.State, j.Since, j.Updated = JobState(st), time.UnixMilli(since), time.UnixMilli(updated)
-		out = append(out, j)
-	}
-	return out, rows.Err()
+	return scanJobs(rows)
 }
 
 // DropParked deletes parked job rows of a module (only those still parked under the token
