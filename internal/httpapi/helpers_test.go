@@ -97,7 +97,14 @@ func startDaemon(t *testing.T, vars map[string]string, opts ...Option) *daemon {
 // do sends a request and returns the status code and body.
 func (d *daemon) do(t *testing.T, method, path, body string, header ...string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(method, d.base+path, strings.NewReader(body))
+	resp, b := send(t, method, d.base+path, body, header...)
+	return resp.StatusCode, b
+}
+
+// send sends a request with header pairs and returns the response and its body.
+func send(t *testing.T, method, url, body string, header ...string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,5 +120,5 @@ func (d *daemon) do(t *testing.T, method, path, body string, header ...string) (
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp.StatusCode, string(b)
+	return resp, string(b)
 }

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"io"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
@@ -21,23 +20,7 @@ func pageServer(t *testing.T) *httptest.Server {
 
 func get(t *testing.T, url string, hdr ...string) (*http.Response, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, string(b)
+	return send(t, http.MethodGet, url, "", hdr...)
 }
 
 // GET / is the status page with its security headers; the files it references are served
