@@ -37,16 +37,22 @@ const (
 // facetSpec is the set of attributes covered by a collection's settings.
 type facetSpec struct {
 	filterable, sortable []string
+	decl                 []string // declared(), when computed ahead
 }
 
 // covered reports whether path is attr or nested under one of attrs.
 func covered(path string, attrs []string) bool {
 	for _, a := range attrs {
-		if path == a || strings.HasPrefix(path, a) && len(path) > len(a) && path[len(a)] == '.' {
+		if covers(a, path) {
 			return true
 		}
 	}
 	return false
+}
+
+// covers reports whether path is attr a or nested under it.
+func covers(a, path string) bool {
+	return path == a || strings.HasPrefix(path, a) && len(path) > len(a) && path[len(a)] == '.'
 }
 
 // leadsTo reports whether some attribute lies under path (so the walk must descend).
@@ -62,8 +68,11 @@ func leadsTo(path string, attrs []string) bool {
 func (s facetSpec) empty() bool { return len(s.filterable) == 0 && len(s.sortable) == 0 }
 
 // declared returns the attributes the spec covers, sorted and without duplicates: one facet
-// column each.
+// column each. Settings.spec computes it once; flatFacets runs per document.
 func (s facetSpec) declared() []string {
+	if s.decl != nil {
+		return s.decl
+	}
 	out := append(append([]string{}, s.filterable...), s.sortable...)
 	slices.Sort(out)
 	return slices.Compact(out)
@@ -74,7 +83,7 @@ func (s facetSpec) declared() []string {
 func owner(path string, declared []string) string {
 	best := ""
 	for _, a := range declared {
-		if len(a) > len(best) && covered(path, []string{a}) {
+		if len(a) > len(best) && covers(a, path) {
 			best = a
 		}
 	}
@@ -280,4 +289,8 @@ func searchText(doc map[string]any) string {
 	return b.String()
 }
 
-func (s Settings) spec() facetSpec { return facetSpec{filterable: s.Filterable, sortable: s.Sortable} }
+func (s Settings) spec() facetSpec {
+	f := facetSpec{filterable: s.Filterable, sortable: s.Sortable}
+	f.decl = f.declared()
+	return f
+}

@@ -10,13 +10,7 @@ import (
 
 // TestStatementsAreReused: the same SQL is prepared once per connection.
 func TestStatementsAreReused(t *testing.T) {
-	db := Open("file:" + filepath.Join(t.TempDir(), "t.db"))
-	defer db.Close()
-	db.SetMaxOpenConns(1)
-	ctx := context.Background()
-	if _, err := db.ExecContext(ctx, `CREATE TABLE kv(k INTEGER PRIMARY KEY, v TEXT)`); err != nil {
-		t.Fatal(err)
-	}
+	db, ctx := openKV(t)
 	for i := 0; i < 100; i++ {
 		if _, err := db.ExecContext(ctx, `INSERT INTO kv(k, v) VALUES(?, ?)`, i, "x"); err != nil {
 			t.Fatal(err)
@@ -35,13 +29,7 @@ func TestStatementsAreReused(t *testing.T) {
 // TestNestedSameQuery: running a query again while its rows are open gets its own statement,
 // so neither result set is disturbed.
 func TestNestedSameQuery(t *testing.T) {
-	db := Open("file:" + filepath.Join(t.TempDir(), "t.db"))
-	defer db.Close()
-	db.SetMaxOpenConns(1)
-	ctx := context.Background()
-	if _, err := db.ExecContext(ctx, `CREATE TABLE kv(k INTEGER PRIMARY KEY, v TEXT)`); err != nil {
-		t.Fatal(err)
-	}
+	db, ctx := openKV(t)
 	for i := 0; i < 5; i++ {
 		if _, err := db.ExecContext(ctx, `INSERT INTO kv(k, v) VALUES(?, ?)`, i, fmt.Sprint("v", i)); err != nil {
 			t.Fatal(err)
@@ -82,10 +70,7 @@ func TestNestedSameQuery(t *testing.T) {
 // TestCacheIsBounded: queries with varying placeholders stop being cached at maxCached and
 // still run.
 func TestCacheIsBounded(t *testing.T) {
-	db := Open("file:" + filepath.Join(t.TempDir(), "t.db"))
-	defer db.Close()
-	db.SetMaxOpenConns(1)
-	ctx := context.Background()
+	db, ctx := openOne(t)
 	for i := 0; i < maxCached+20; i++ {
 		var n int
 		if err := db.QueryRowContext(ctx, fmt.Sprintf(`SELECT ? + %d`, i), 1).Scan(&n); err != nil || n != i+1 {
@@ -100,13 +85,7 @@ func TestCacheIsBounded(t *testing.T) {
 // TestErrorsKeepTheStatementUsable: a failed execution (constraint) leaves the cached
 // statement usable.
 func TestErrorsKeepTheStatementUsable(t *testing.T) {
-	db := Open("file:" + filepath.Join(t.TempDir(), "t.db"))
-	defer db.Close()
-	db.SetMaxOpenConns(1)
-	ctx := context.Background()
-	if _, err := db.ExecContext(ctx, `CREATE TABLE kv(k INTEGER PRIMARY KEY, v TEXT)`); err != nil {
-		t.Fatal(err)
-	}
+	db, ctx := openKV(t)
 	const ins = `INSERT INTO kv(k, v) VALUES(?, ?)`
 	if _, err := db.ExecContext(ctx, ins, 1, "a"); err != nil {
 		t.Fatal(err)
@@ -132,4 +111,24 @@ func rawConn(t *testing.T, db *sql.DB) *conn {
 		t.Fatal(err)
 	}
 	return got
+}
+
+// openOne opens a database in a temp dir on one connection (so its statement cache is the one
+// the test looks at), closed when the test ends.
+func openOne(t *testing.T) (*sql.DB, context.Context) {
+	t.Helper()
+	db := Open("file:" + filepath.Join(t.TempDir(), "t.db"))
+	t.Cleanup(func() { db.Close() })
+	db.SetMaxOpenConns(1)
+	return db, context.Background()
+}
+
+// openKV is openOne with a table kv(k INTEGER PRIMARY KEY, v TEXT).
+func openKV(t *testing.T) (*sql.DB, context.Context) {
+	t.Helper()
+	db, ctx := openOne(t)
+	if _, err := db.ExecContext(ctx, `CREATE TABLE kv(k INTEGER PRIMARY KEY, v TEXT)`); err != nil {
+		t.Fatal(err)
+	}
+	return db, ctx
 }
