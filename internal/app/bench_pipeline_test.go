@@ -25,16 +25,14 @@ import (
 
 // BenchmarkPipelineEndToEnd10k: 10k files through one no-op raw-protocol worker, from dispatch
 // to document.json written (check → run → done → merge → outbox). Compare with
-// internal/queue's BenchmarkPipeline10k, the bare protocol loop.
+// BenchmarkPipelineBare10k, the same worker process with no daemon (the limit).
 func BenchmarkPipelineEndToEnd10k(b *testing.B) {
 	var ws workerStats
 	benchPipeline(b, 10_000, func(p *pipelineEnv) func(context.Context) {
 		stop := startWorkerProcess(b, p.redis.Addr())
 		return func(ctx context.Context) {
 			<-ctx.Done()
-			st := stop()
-			ws.idle += st.idle
-			ws.cpu += st.cpu
+			ws.add(stop())
 		}
 	})
 	ws.report(b)
@@ -262,9 +260,7 @@ func BenchmarkPipelineBare10k(b *testing.B) {
 		}
 		b.StopTimer()
 		cpu.stop(ctx, rdb)
-		st := stop()
-		ws.idle += st.idle
-		ws.cpu += st.cpu
+		ws.add(stop())
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(n)/(b.Elapsed().Seconds()/float64(b.N)), "files/s")

@@ -79,6 +79,8 @@ func startWorkerProcess(b *testing.B, addr string) (stop func() workerStats) {
 	}
 }
 
+func (st *workerStats) add(o workerStats) { st.idle += o.idle; st.cpu += o.cpu }
+
 // report adds the worker's figures per run: idle polls (5 ms each: the time it waited for the
 // daemon) and its CPU (it includes the idle polls and the go-redis client).
 func (st workerStats) report(b *testing.B) {
