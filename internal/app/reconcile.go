@@ -14,9 +14,9 @@ import (
 // ReconcileIndex brings a search index that lost documents, or holds stale ones, back in line
 // with the catalog: a new Meilisearch (the backend switched, its volume wiped), a deleted
 // embedded index file, a restore from an old backup. It costs two counts; only when they
-// differ does it walk the catalog's and the index's ids and re-dirty
-// the documents that differ (and the chunks of those missing, for the modules whose
-// content.json is on disk), for the outbox to write. Run after the index is configured.
+// differ does it walk the catalog's and the index's ids and re-dirty the documents that differ
+// (and the chunks of those missing, for the modules whose content.json is on disk), for the
+// outbox to write. Run after the index is configured.
 // Returns how many documents it re-dirtied.
 func (a *App) ReconcileIndex(ctx context.Context) (int, error) {
 	nLive, _, err := a.Catalog.CountDocuments(ctx)
@@ -69,12 +69,5 @@ func (a *App) ReconcileIndex(ctx context.Context) (int, error) {
 			}
 		}
 	}
-	for len(keys) > 0 {
-		k := min(len(keys), 5000)
-		if err := a.Catalog.Update(ctx, func(t *catalog.Tx) error { return t.Dirty(ctx, keys[:k]...) }); err != nil {
-			return 0, err
-		}
-		keys = keys[k:]
-	}
-	return dirtied, nil
+	return dirtied, a.Catalog.DirtyKeys(ctx, keys)
 }

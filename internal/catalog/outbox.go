@@ -111,12 +111,18 @@ func (c *Catalog) DirtyAllDocs(ctx context.Context) error {
 	if err := c.DocumentIDs(ctx, func(id string, _ bool) error { ids = append(ids, DocKey(id)); return nil }); err != nil {
 		return err
 	}
-	for len(ids) > 0 {
-		n := min(len(ids), 5000)
-		if err := c.Update(ctx, func(t *Tx) error { return t.Dirty(ctx, ids[:n]...) }); err != nil {
+	return c.DirtyKeys(ctx, ids)
+}
+
+// DirtyKeys marks outbox keys dirty in transactions of 5,000, for rebuilds that may cover the
+// whole collection.
+func (c *Catalog) DirtyKeys(ctx context.Context, keys []string) error {
+	for len(keys) > 0 {
+		n := min(len(keys), 5000)
+		if err := c.Update(ctx, func(t *Tx) error { return t.Dirty(ctx, keys[:n]...) }); err != nil {
 			return err
 		}
-		ids = ids[n:]
+		keys = keys[n:]
 	}
 	return nil
 }
