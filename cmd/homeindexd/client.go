@@ -16,8 +16,9 @@ const clientTimeout = 60 * time.Second
 
 // daemonClient talks to the running daemon's HTTP API on HTTP_ADDR.
 type daemonClient struct {
-	base string
-	http *http.Client
+	base  string
+	token string // HTTP_TOKEN, sent as a Bearer token
+	http  *http.Client
 }
 
 // newDaemonClient reads HTTP_ADDR (with the rest of the configuration, so a bad value is
@@ -30,7 +31,7 @@ func newDaemonClient(e env) (*daemonClient, error) {
 	if cfg.HTTPAddr == "" {
 		return nil, errors.New("HTTP_ADDR is off: the daemon serves no API to talk to")
 	}
-	return &daemonClient{base: "http://" + probeAddr(cfg.HTTPAddr), http: &http.Client{Timeout: clientTimeout}}, nil
+	return &daemonClient{base: "http://" + probeAddr(cfg.HTTPAddr), token: cfg.HTTPToken, http: &http.Client{Timeout: clientTimeout}}, nil
 }
 
 // get fetches path into out.
@@ -57,6 +58,9 @@ func (c *daemonClient) post(ctx context.Context, path string, in, out any) error
 }
 
 func (c *daemonClient) do(req *http.Request, out any) error {
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return fmt.Errorf("cannot reach the daemon at %s (HTTP_ADDR): %w; is `homeindexd run` running?", c.base, unwrapURL(err))

@@ -34,6 +34,9 @@ func cmdHealthcheck(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if cfg.HTTPToken != "" {
+		req.Header.Set("Authorization", "Bearer "+cfg.HTTPToken)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return fmt.Errorf("healthcheck: %w", err)

@@ -53,7 +53,18 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 	opsSvc := ops.New(ops.Config{Version: version}, a, pipe, logging.Component(log, "ops"))
 	var srv *httpapi.Server
 	if cfg.HTTPAddr != "" {
-		opts := []httpapi.Option{httpapi.WithOps(opsSvc, a.Index.Files(), logging.Component(log, "http"))}
+		opts := []httpapi.Option{
+			httpapi.WithOps(opsSvc, a.Index.Files(), logging.Component(log, "http")),
+			httpapi.WithFiles(httpapi.Library{Docs: a.Catalog, IndexDir: cfg.IndexDirectory,
+				ArchiveRel: cfg.ArchiveRel, MetadataDir: cfg.MetadataDirectory}),
+			httpapi.WithAuth(httpapi.AuthMode{Token: cfg.HTTPToken,
+				CheckHost: cfg.HTTPToken == "" && !cfg.HTTPInsecureNoAuth}),
+		}
+		if cfg.HTTPToken != "" {
+			log.Info().Msg("HTTP requires the HTTP_TOKEN (Bearer, or as the Basic password)")
+		} else if cfg.HTTPInsecureNoAuth {
+			log.Warn().Str("addr", cfg.HTTPAddr).Msg("HTTP_INSECURE_NO_AUTH is on: anyone who reaches HTTP_ADDR can read your files")
+		}
 		if cfg.HTTPPprof {
 			opts = append(opts, httpapi.WithPprof())
 			log.Warn().Msg("HTTP_PPROF is on: /debug/pprof/ is served")

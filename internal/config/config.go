@@ -24,6 +24,9 @@ const (
 	envMeiliChunkIndex    = "MEILISEARCH_CHUNK_INDEX_NAME"
 	envHTTPAddr           = "HTTP_ADDR"
 	envHTTPPprof          = "HTTP_PPROF"
+	envHTTPToken          = "HTTP_TOKEN"
+	envHTTPTokenFile      = "HTTP_TOKEN_FILE"
+	envHTTPInsecure       = "HTTP_INSECURE_NO_AUTH"
 	envLoggingLevel       = "LOGGING_LEVEL"
 	envLogFormat          = "LOG_FORMAT"
 	envModules            = protocol.EnvModules
@@ -92,6 +95,13 @@ type Config struct {
 	HTTPAddr string
 	// HTTPPprof is HTTP_PPROF: serve /debug/pprof/ (true or false; default false).
 	HTTPPprof bool
+	// HTTPToken is HTTP_TOKEN, or the first line of HTTP_TOKEN_FILE: every request but
+	// /healthz must carry it (Bearer, or as the Basic password). "" means no authentication,
+	// which Load allows only on a loopback HTTP_ADDR or with HTTPInsecureNoAuth.
+	HTTPToken string
+	// HTTPInsecureNoAuth is HTTP_INSECURE_NO_AUTH: serve a non-loopback HTTP_ADDR without a
+	// token (behind an authenticating proxy, say). Default false.
+	HTTPInsecureNoAuth bool
 
 	LogLevel  string // LOGGING_LEVEL: debug, info, warn or error; default info
 	LogFormat string // LOG_FORMAT: json or console; default console on a terminal, else json

@@ -29,7 +29,8 @@ var indexNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
 // Load reads the daemon's configuration from getenv (os.Getenv in main, a map in tests). It
 // validates everything and returns all problems at once as *Error. Empty variables count as
-// unset. It touches nothing on disk except checking that REDIS_TLS_CA_FILE exists.
+// unset. It touches nothing on disk except checking that REDIS_TLS_CA_FILE exists and reading
+// HTTP_TOKEN_FILE.
 func Load(getenv func(string) string, opts ...Option) (*Config, error) {
 	var o options
 	for _, opt := range opts {
@@ -113,6 +114,68 @@ func (e *env) http(c *Config) {
 		return
 	}
 	c.HTTPAddr = v
+	e.httpAuth(c)
+}
+
+// minTokenLen keeps a guessable token from guarding the user's files.
+const minTokenLen = 16
+
+// httpAuth reads the token and refuses a non-loopback address that nothing guards: opening
+// files makes the HTTP server a window onto the disk.
+func (e *env) httpAuth(c *Config) {
+	if s := e.value(envHTTPInsecure); s != "" {
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			e.problemf(envHTTPInsecure, s, "must be true or false")
+		}
+		c.HTTPInsecureNoAuth = b
+	}
+	token, file := e.value(envHTTPToken), e.value(envHTTPTokenFile)
+	switch {
+	case token != "" && file != "":
+		e.plainProblemf(envHTTPToken, "set only one of %s and %s", envHTTPToken, envHTTPTokenFile)
+		return
+	case file != "":
+		b, err := os.ReadFile(file)
+		if err != nil {
+			e.problemf(envHTTPTokenFile, file, "cannot be read: %v", errors.Unwrap(err))
+			return
+		}
+		token, _, _ = strings.Cut(strings.TrimSpace(string(b)), "\n")
+		token = strings.TrimSpace(token)
+		if token == "" {
+			e.problemf(envHTTPTokenFile, file, "is empty")
+			return
+		}
+	}
+	if token != "" && len(token) < minTokenLen {
+		e.plainProblemf(envHTTPToken, "must be at least %d characters (try: openssl rand -hex 16)", minTokenLen)
+		return
+	}
+	if strings.ContainsFunc(token, func(r rune) bool { return r < 0x21 || r > 0x7e }) {
+		e.plainProblemf(envHTTPToken, "must be printable ASCII without spaces")
+		return
+	}
+	c.HTTPToken = token
+	if token == "" && !c.HTTPInsecureNoAuth && !LoopbackAddr(c.HTTPAddr) {
+		e.problemf(envHTTPAddr, c.HTTPAddr, "is reachable from other machines: set %s or %s "+
+			"(anyone who reaches it can read your files), or %s=true if a proxy in front authenticates",
+			envHTTPToken, envHTTPTokenFile, envHTTPInsecure)
+	}
+}
+
+// LoopbackAddr reports whether a host:port listens on loopback only: localhost or a loopback
+// IP. An empty host (":8080") is every interface; other names may resolve anywhere.
+func LoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func (e *env) logging(c *Config, stderrIsTTY bool) {

@@ -91,6 +91,10 @@ func TestLoadGoodValues(t *testing.T) {
 	if err := os.WriteFile(caFile, []byte("pem"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte("fedcba9876543210\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name  string
 		env   map[string]string
@@ -126,8 +130,14 @@ func TestLoadGoodValues(t *testing.T) {
 			}},
 		{"meilisearch https", map[string]string{"MEILISEARCH_HOST": "https://search.example.com"},
 			nil, func(c *Config) (any, any) { return c.Meilisearch.Host, "https://search.example.com" }},
-		{"http all interfaces", map[string]string{"HTTP_ADDR": ":9000"},
-			nil, func(c *Config) (any, any) { return c.HTTPAddr, ":9000" }},
+		{"http all interfaces with a token", map[string]string{"HTTP_ADDR": ":9000", "HTTP_TOKEN": "0123456789abcdef"},
+			nil, func(c *Config) (any, any) { return c.HTTPAddr + " " + c.HTTPToken, ":9000 0123456789abcdef" }},
+		{"http token file", map[string]string{"HTTP_ADDR": "0.0.0.0:9000", "HTTP_TOKEN_FILE": tokenFile},
+			nil, func(c *Config) (any, any) { return c.HTTPToken, "fedcba9876543210" }},
+		{"http insecure opt-in", map[string]string{"HTTP_ADDR": "192.0.2.1:9000", "HTTP_INSECURE_NO_AUTH": "true"},
+			nil, func(c *Config) (any, any) { return c.HTTPInsecureNoAuth, true }},
+		{"http localhost needs no token", map[string]string{"HTTP_ADDR": "localhost:9000"},
+			nil, func(c *Config) (any, any) { return c.HTTPToken, "" }},
 		{"http ipv6", map[string]string{"HTTP_ADDR": "[::1]:0"},
 			nil, func(c *Config) (any, any) { return c.HTTPAddr, "[::1]:0" }},
 		{"http off", map[string]string{"HTTP_ADDR": "OFF"},
@@ -185,6 +195,10 @@ func TestLoadBadValues(t *testing.T) {
 	if err := os.WriteFile(caFile, []byte("pem"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	tokenFile := filepath.Join(dir, "token")
+	if err := os.WriteFile(tokenFile, []byte("fedcba9876543210\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		env  map[string]string
@@ -219,6 +233,13 @@ func TestLoadBadValues(t *testing.T) {
 		{"http no port", map[string]string{"HTTP_ADDR": "localhost"}, `HTTP_ADDR "localhost": must be host:port`},
 		{"http bad port", map[string]string{"HTTP_ADDR": "localhost:http"}, `HTTP_ADDR "localhost:http": port must be a number`},
 		{"http port range", map[string]string{"HTTP_ADDR": ":70000"}, `HTTP_ADDR ":70000": port must be a number`},
+		{"http open without token", map[string]string{"HTTP_ADDR": ":9000"}, `HTTP_ADDR ":9000": is reachable from other machines: set HTTP_TOKEN`},
+		{"http named host without token", map[string]string{"HTTP_ADDR": "nas.lan:9000"}, `HTTP_ADDR "nas.lan:9000": is reachable from other machines`},
+		{"http short token", map[string]string{"HTTP_TOKEN": "short"}, `HTTP_TOKEN: must be at least 16 characters`},
+		{"http token spaces", map[string]string{"HTTP_TOKEN": "0123456789 abcdef"}, `HTTP_TOKEN: must be printable ASCII`},
+		{"http token and file", map[string]string{"HTTP_TOKEN": "0123456789abcdef", "HTTP_TOKEN_FILE": tokenFile}, `HTTP_TOKEN: set only one of HTTP_TOKEN and HTTP_TOKEN_FILE`},
+		{"http token file missing", map[string]string{"HTTP_TOKEN_FILE": filepath.Join(dir, "none")}, `HTTP_TOKEN_FILE "` + filepath.Join(dir, "none") + `": cannot be read: no such file`},
+		{"http insecure value", map[string]string{"HTTP_INSECURE_NO_AUTH": "maybe"}, `HTTP_INSECURE_NO_AUTH "maybe": must be true or false`},
 		{"level", map[string]string{"LOGGING_LEVEL": "verbose"}, `LOGGING_LEVEL "verbose": must be debug, info, warn or error`},
 		{"format", map[string]string{"LOG_FORMAT": "text"}, `LOG_FORMAT "text": must be json or console`},
 		{"modules yaml", map[string]string{"MODULES": "- name: [unclosed"}, `MODULES: invalid YAML: `},

@@ -33,6 +33,12 @@ func (c *Config) String() string {
 	add(envMeiliIndex, c.Meilisearch.IndexName)
 	add(envMeiliChunkIndex, c.Meilisearch.ChunkIndexName)
 	add(envHTTPAddr, c.HTTPAddr)
+	if c.HTTPToken != "" {
+		add(envHTTPToken, redactedSecret)
+	}
+	if c.HTTPInsecureNoAuth {
+		add(envHTTPInsecure, "true")
+	}
 	add(envLoggingLevel, c.LogLevel)
 	add(envLogFormat, c.LogFormat)
 	add(envModules, strings.Join(c.ModuleNames(), ","))

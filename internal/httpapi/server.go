@@ -32,22 +32,29 @@ type Server struct {
 	checks []Check
 }
 
-// Option adds endpoints to a Server.
-type Option func(*http.ServeMux)
+// Option adds endpoints to a Server or sets how it authenticates.
+type Option func(*serverSetup)
+
+// serverSetup is what Options fill in before New builds the handler.
+type serverSetup struct {
+	mux  *http.ServeMux
+	auth AuthMode
+}
 
 // WithOps serves /metrics and /api/* from svc, and the status page at / that shows them;
 // files answers /api/search (nil: 503).
 func WithOps(svc *ops.Service, files Searcher, log zerolog.Logger) Option {
-	return func(mux *http.ServeMux) {
-		mux.Handle("GET /metrics", metricsHandler(NewRegistry(svc, log)))
-		mountAPI(mux, svc, files)
-		mountPage(mux)
+	return func(s *serverSetup) {
+		s.mux.Handle("GET /metrics", metricsHandler(NewRegistry(svc, log)))
+		mountAPI(s.mux, svc, files)
+		mountPage(s.mux)
 	}
 }
 
 // WithPprof serves net/http/pprof under /debug/pprof/ (HTTP_PPROF=true).
 func WithPprof() Option {
-	return func(mux *http.ServeMux) {
+	return func(s *serverSetup) {
+		mux := s.mux
 		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
 		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
 		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
@@ -64,14 +71,15 @@ func New(addr string, checks []Check, opts ...Option) (*Server, error) {
 	}
 	s := &Server{ln: ln, checks: checks}
 	mux := http.NewServeMux()
+	setup := &serverSetup{mux: mux}
 	for _, o := range opts {
-		o(mux)
+		o(setup)
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	mux.HandleFunc("GET /readyz", s.ready)
-	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	s.srv = &http.Server{Handler: authenticate(setup.auth, mux), ReadHeaderTimeout: 5 * time.Second}
 	return s, nil
 }
 

@@ -134,9 +134,11 @@ func TestComposeSetsOnlyVariablesTheBinariesRead(t *testing.T) {
 	}
 }
 
-// interpolate applies compose's ${NAME:-default} with nothing set: the default.
+// interpolate applies compose's ${NAME:-default} with nothing set: the default; a required
+// ${NAME:?message} gets a value as the user would set it (printable, 32 characters).
 func interpolate(v string) string {
-	return regexp.MustCompile(`\$\{[A-Za-z_][A-Za-z0-9_]*:-([^}]*)\}`).ReplaceAllString(v, "$1")
+	v = regexp.MustCompile(`\$\{[A-Za-z_][A-Za-z0-9_]*:-([^}]*)\}`).ReplaceAllString(v, "$1")
+	return regexp.MustCompile(`\$\{[A-Za-z_][A-Za-z0-9_]*:\?[^}]*\}`).ReplaceAllString(v, "0123456789abcdef0123456789abcdef")
 }
 
 // stringConsts returns the values of the string constants in dir's non-test Go files whose
