@@ -129,9 +129,9 @@ type syncRun struct {
 	mu            sync.Mutex              // guards seen and st.Errors between the walker and the recorder
 	files         map[string]catalog.File // catalog snapshot at start
 	present       map[string]bool
-	newDrives     map[string]bool // drives that became present or known in this sync
-	seen          map[string]bool // paths found (or kept because unreadable) in this walk
-	changedDrives map[string]bool // drives whose paths changed: their marker is rewritten
+	newDrives     map[string]bool     // drives that became present or known in this sync
+	seen          map[string]bool     // paths found (or kept because unreadable) in this walk
+	changedDrives map[string]bool     // drives whose paths changed: their marker is rewritten
 	held          map[string]*HeldDir // directories found empty or unreadable in this walk
 }
 
