@@ -99,6 +99,8 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 	}
 	spawn("scheduler", func() error { return sched.Run(ctx) })
 	spawn("outbox", func() error { return a.Outbox.Run(ctx) })
+	spawn("purge", func() error { return a.RunPurge(ctx) }) // missing documents past MISSING_RETENTION
+	opsSvc.SetSyncRequester(sched.Trigger)
 	spawn("watcher", func() error {
 		return scheduler.Watch(ctx, sched, logging.Component(log, "watch"), cfg.IndexDirectory, cfg.ArchiveDirectory)
 	})

@@ -50,6 +50,7 @@ func printStatus(w io.Writer, st *ops.Status) {
 	for _, e := range st.Errors {
 		fmt.Fprintf(w, "warning: %s\n", e)
 	}
+	printMissing(w, st.Missing)
 	if len(st.Modules) > 0 {
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

@@ -9,8 +9,9 @@ import (
 )
 
 func cmdSync(ctx context.Context, e env, args []string) error {
-	fs := newFlags(e, "sync", "sync [--json]\n\nRuns one sync of INDEX_DIRECTORY into the catalog, writes the metadata directory and\nthe search index, prints the counts and exits 0.")
+	fs := newFlags(e, "sync", "sync [--json] [--confirm-missing]\n\nRuns one sync of INDEX_DIRECTORY into the catalog, writes the metadata directory and\nthe search index, prints the counts and exits 0.")
 	asJSON := fs.Bool("json", false, "print the counts as JSON")
+	confirmMissing := fs.Bool("confirm-missing", false, "carry out the removals a sync holds (a mass removal, files below emptied directories)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -29,6 +30,11 @@ func cmdSync(ctx context.Context, e env, args []string) error {
 	if err := a.ImportLegacy(ctx); err != nil {
 		return err
 	}
+	if *confirmMissing {
+		if err := a.ConfirmMissing(ctx); err != nil {
+			return err
+		}
+	}
 	st, err := a.SyncOnce(ctx, "command")
 	if err != nil {
 		return err
@@ -43,8 +49,9 @@ func cmdSync(ctx context.Context, e env, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "walked %d, hashed %d (%d bytes), unchanged %d, added %d, modified %d, deleted %d, kept offline %d\n",
 		st.Walked, st.Hashed, st.HashedBytes, st.Unchanged, st.Added, st.Modified, st.Deleted, st.KeptOffline)
-	fmt.Fprintf(e.stdout, "documents: %d new, %d deleted, %d retired; %d errors; took %s\n",
-		st.NewDocs, st.DeletedDocs, st.RetiredDocs, st.Errors, st.Duration.Round(1e6))
+	fmt.Fprintf(e.stdout, "documents: %d new, %d missing, %d retired, %d returned; %d errors; took %s\n",
+		st.NewDocs, st.MissingDocs, st.RetiredDocs, st.ReturnedDocs, st.Errors, st.Duration.Round(1e6))
+	printHeld(e, a, st)
 	fmt.Fprintf(e.stdout, "outbox: %d applied, %d metadata writes failed, %d index writes pending\n",
 		res.Applied, res.MetaFailed, res.IndexPending)
 	if res.IndexErr != nil {

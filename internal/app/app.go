@@ -76,6 +76,8 @@ func Open(ctx context.Context, cfg *config.Config, log zerolog.Logger) (*App, er
 		SkipRel:     []string{cfg.MetadataRel, cfg.StateRel},
 		HashWorkers: cfg.Pipeline.HashWorkers,
 		FirstModule: func() string { return firstModule(cfg) },
+		HoldShare:   cfg.Missing.HoldShare,
+		HoldMin:     cfg.Missing.HoldMin,
 	}, cat, archive, a.Markers, logging.Component(log, "sync"))
 	a.Outbox = outbox.New(cat, a.Store, a.Index, a.Markers, logging.Component(log, "outbox"))
 	a.Outbox.ChunkOptions = chunk.Options{Tokens: cfg.Pipeline.ChunkTokens, Overlap: cfg.Pipeline.ChunkOverlap}
@@ -164,7 +166,8 @@ func (a *App) SyncOnce(ctx context.Context, reason string) (filesync.Stats, erro
 	}
 	ev.Str("reason", reason).Dur("duration", st.Duration).Int("walked", st.Walked).Int("hashed", st.Hashed).
 		Int("unchanged", st.Unchanged).Int("added", st.Added).Int("modified", st.Modified).Int("deleted", st.Deleted).
-		Int("kept_offline", st.KeptOffline).Int("new_documents", st.NewDocs).Int("deleted_documents", st.DeletedDocs).
+		Int("kept_offline", st.KeptOffline).Int("new_documents", st.NewDocs).Int("missing_documents", st.MissingDocs).
+		Int("returned_documents", st.ReturnedDocs).Int("held", st.Held).Int("held_removals", st.HeldRemovals).
 		Int("errors", st.Errors).Msg("completed file sync")
 	return st, err
 }

@@ -31,7 +31,7 @@ func TestMeilisearchBackendCatchesUpAfterOutage(t *testing.T) {
 	if res.IndexPending == 0 || res.MetaFailed != 0 {
 		t.Fatalf("outbox during the outage: %+v", res)
 	}
-	if e.doc(c).ID != c || e.hasDir(a) {
+	if e.doc(c).ID != c || e.link("a.txt") != "" || !e.hasDir(a) { // a is missing: directory kept
 		t.Fatal("metadata directory not updated while the index was down")
 	}
 	if strings.Contains(res.IndexErr.Error(), m.MasterKey) {

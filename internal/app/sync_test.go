@@ -140,9 +140,9 @@ func TestDuplicatesShareOneDocument(t *testing.T) {
 		}
 	}
 	// Delete one copy.
-	e.remove("y/two.bin")
+	e.remove("y") // the directory goes too: an emptied directory would be held
 	st := e.sync()
-	if st.Deleted != 1 || st.DeletedDocs != 0 {
+	if st.Deleted != 1 || st.MissingDocs != 0 {
 		t.Fatalf("stats: %+v", st)
 	}
 	if d := e.doc(id); d.Copies != 2 || len(d.Paths) != 2 {
@@ -151,11 +151,12 @@ func TestDuplicatesShareOneDocument(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(e.meta, "by-path", "y")); !os.IsNotExist(err) {
 		t.Fatal("empty by-path parent not pruned")
 	}
-	// Delete the last copies.
+	// Delete the last copies: the document goes missing (out of the index, directory kept).
+	e.write("other.txt", "keeps the root from looking unmounted")
 	e.remove("x")
 	e.remove("z")
 	st = e.sync()
-	if st.DeletedDocs != 1 || e.hasDir(id) || e.indexed(id) {
+	if st.MissingDocs != 1 || !e.hasDir(id) || e.indexed(id) {
 		t.Fatalf("after deleting the last copy: %+v dir %v indexed %v", st, e.hasDir(id), e.indexed(id))
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/homeindex/homeindex/internal/catalog"
 	"github.com/homeindex/homeindex/internal/outbox"
@@ -11,8 +12,8 @@ import (
 
 // Verify compares the catalog with the metadata directory and the search index and returns
 // every disagreement (empty when they agree exactly): each live document has a document.json
-// equal to its rendering and is in the index; each retired one has a directory and is not in
-// the index; no other by-id directory or index entry exists; each path has a by-path link to
+// equal to its rendering and is in the index; each missing (retired) one has a directory, no
+// path and a missing-since time, and is not in the index; no other by-id directory or index entry exists; each path has a by-path link to
 // its document and no other link exists. Run it when the outbox is drained.
 func (a *App) Verify(ctx context.Context) ([]string, error) {
 	var problems []string
@@ -21,6 +22,19 @@ func (a *App) Verify(ctx context.Context) ([]string, error) {
 	docs := map[string]bool{} // id → retired
 	if err := a.Catalog.DocumentIDs(ctx, func(id string, retired bool) error {
 		docs[id] = retired
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if err := a.Catalog.MissingSince(ctx, func(id string, since time.Time, paths int) error {
+		switch {
+		case !docs[id]:
+			addf("document %s has a missing-since time but is live", id)
+		case since.IsZero():
+			addf("missing document %s has no missing-since time", id)
+		case paths > 0:
+			addf("missing document %s still has %d paths", id, paths)
+		}
 		return nil
 	}); err != nil {
 		return nil, err

@@ -38,6 +38,10 @@ func Open(path string) (*Catalog, error) {
 		w.Close()
 		return nil, fmt.Errorf("open catalog %s: migrate: %w", path, err)
 	}
+	if err := migrateMissing(w); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open catalog %s: migrate missing_since: %w", path, err)
+	}
 	r, err := openDB(path, false)
 	if err != nil {
 		w.Close()

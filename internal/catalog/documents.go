@@ -17,7 +17,7 @@ type DocState int
 const (
 	DocMissing DocState = iota // no row: the document was deleted
 	DocLive                    // has paths, indexed
-	DocRetired                 // lost its last path to a modification: dir kept, not indexed
+	DocRetired                 // missing: lost its last path (deleted or modified); dir kept, not indexed
 )
 
 // DocRow is the stored part of a document (the rest is derived from files and drives).
@@ -65,9 +65,10 @@ func (t *Tx) DocumentState(ctx context.Context, id string) (DocState, error) {
 	return DocLive, nil
 }
 
-// SetRetired marks or unmarks a document as retired.
+// SetRetired marks or unmarks a document as retired. Unmarking also ends its missing period
+// (SetMissing marks it with a time).
 func (t *Tx) SetRetired(ctx context.Context, id string, retired bool) error {
-	_, err := t.tx.ExecContext(ctx, `UPDATE documents SET retired = ? WHERE id = ?`, retired, id)
+	_, err := t.tx.ExecContext(ctx, `UPDATE documents SET retired = ?, missing_since = CASE WHEN ? THEN missing_since END WHERE id = ?`, retired, retired, id)
 	if err != nil {
 		return fmt.Errorf("catalog: retire %s: %w", id, err)
 	}

@@ -110,6 +110,8 @@ type Config struct {
 	Redis   RedisConfig // REDIS_HOST and REDIS_TLS_CA_FILE; default redis:6379
 
 	Pipeline Pipeline // dispatch, retry and chunking tuning
+
+	Missing Missing // MISSING_RETENTION, MISSING_HOLD_SHARE, MISSING_HOLD_MIN
 }
 
 // Meilisearch says where the search index lives.

@@ -76,6 +76,7 @@ func TestLoadDefaults(t *testing.T) {
 			HashWorkers:    0,
 			FailedMax:      10000,
 		},
+		Missing: Missing{Retention: 30 * 24 * time.Hour, HoldShare: 0.2, HoldMin: 100},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %#v\nwant %#v", c, want)

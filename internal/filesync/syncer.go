@@ -30,6 +30,11 @@ type Config struct {
 	// dispatcher puts the drive's jobs first).
 	DriveAppeared func(name string)
 	Now           func() time.Time
+	// HoldShare and HoldMin are MISSING_HOLD_SHARE and MISSING_HOLD_MIN: a sync that would
+	// make more than HoldShare of the live documents, and at least HoldMin, missing at once
+	// holds those removals until the operator confirms. Both zero: no hold.
+	HoldShare float64
+	HoldMin   int
 }
 
 // Syncer runs syncs. It is not safe for concurrent Sync calls: the scheduler serialises them.
@@ -41,6 +46,23 @@ type Syncer struct {
 	log     zerolog.Logger
 
 	progress progress // live counters of the sync in progress (Progress)
+
+	reportMu sync.Mutex
+	report   *MissingReport // the last sync's held directories and hold
+}
+
+// Report returns the last sync's report of held directories and of a held mass removal (nil
+// before the first sync of this process; status then reads the catalog's copy).
+func (s *Syncer) Report() *MissingReport {
+	s.reportMu.Lock()
+	defer s.reportMu.Unlock()
+	return s.report
+}
+
+func (s *Syncer) setReport(r MissingReport) {
+	s.reportMu.Lock()
+	defer s.reportMu.Unlock()
+	s.report = &r
 }
 
 // New builds a Syncer.
@@ -70,9 +92,19 @@ type Stats struct {
 	Deleted     int           `json:"deleted"`
 	KeptOffline int           `json:"kept_offline"`
 	NewDocs     int           `json:"new_documents"`
-	DeletedDocs int           `json:"deleted_documents"`
-	RetiredDocs int           `json:"retired_documents"`
-	Errors      int           `json:"errors"`
+	// MissingDocs counts documents whose last path disappeared: they left the index, their
+	// by-id directory stays for MISSING_RETENTION.
+	MissingDocs int `json:"missing_documents"`
+	// ReturnedDocs counts missing documents whose content reappeared (no module runs again).
+	ReturnedDocs int `json:"returned_documents"`
+	// RetiredDocs counts documents whose last path was modified (they go missing too).
+	RetiredDocs int `json:"retired_documents"`
+	// Held counts paths not found but kept because their directory (or the files root) is
+	// empty or unreadable.
+	Held int `json:"held"`
+	// HeldRemovals counts paths not found whose removal the mass-removal hold kept back.
+	HeldRemovals int `json:"held_removals"`
+	Errors       int `json:"errors"`
 }
 
 // Sync runs one full sync.
@@ -81,7 +113,7 @@ func (s *Syncer) Sync(ctx context.Context) (Stats, error) {
 	s.progress.start(st.Started)
 	defer s.progress.running.Store(false)
 	defer func() { st.Duration = time.Since(st.Started) }()
-	run := &syncRun{s: s, st: &st, changedDrives: map[string]bool{}, seen: map[string]bool{}}
+	run := &syncRun{s: s, st: &st, changedDrives: map[string]bool{}, seen: map[string]bool{}, held: map[string]*HeldDir{}}
 	if err := run.do(ctx); err != nil {
 		st.Duration = time.Since(st.Started)
 		return st, err
@@ -97,9 +129,10 @@ type syncRun struct {
 	mu            sync.Mutex              // guards seen and st.Errors between the walker and the recorder
 	files         map[string]catalog.File // catalog snapshot at start
 	present       map[string]bool
-	newDrives     map[string]bool // drives that became present or known in this sync
-	seen          map[string]bool // paths found (or kept because unreadable) in this walk
-	changedDrives map[string]bool // drives whose paths changed: their marker is rewritten
+	newDrives     map[string]bool     // drives that became present or known in this sync
+	seen          map[string]bool     // paths found (or kept because unreadable) in this walk
+	changedDrives map[string]bool     // drives whose paths changed: their marker is rewritten
+	held          map[string]*HeldDir // directories found empty or unreadable in this walk
 }
 
 func (r *syncRun) do(ctx context.Context) error {

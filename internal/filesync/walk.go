@@ -3,6 +3,7 @@ package filesync
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"path"
 	"path/filepath"
 	"strings"
@@ -38,8 +39,12 @@ func (r *syncRun) walk(ctx context.Context) error {
 		walkErr <- scanner.Walk(ctx, r.s.cfg.Root, scanner.WalkOptions{
 			Skip: r.skip,
 			OnError: func(rel string, err error) {
+				if pe := (*fs.PathError)(nil); errors.As(err, &pe) && isDirError(pe.Op) {
+					r.noteUnreadableDir(rel, pe.Err)
+				}
 				r.noteError(rel, err)
 			},
+			OnDir: r.noteDir,
 		}, func(e scanner.Entry) error {
 			r.st.Walked++
 			r.s.progress.walked.Add(1)
@@ -107,7 +112,13 @@ func (r *syncRun) walk(ctx context.Context) error {
 		applyErr = r.record(ctx, batch)
 	}
 	if err := <-walkErr; err != nil && applyErr == nil {
-		return err
+		var pe *fs.PathError
+		if !errors.As(err, &pe) || pe.Path != r.s.cfg.Root || ctx.Err() != nil {
+			return err
+		}
+		// The files root itself cannot be opened: every path below it is held.
+		r.noteUnreadableDir("", pe.Err)
+		r.s.log.Warn().Str("root", r.s.cfg.Root).Err(pe.Err).Msg("files root unreadable")
 	}
 	for applyErr == nil && len(confirmed) > 0 {
 		n := min(len(confirmed), r.s.cfg.BatchSize)
@@ -177,9 +188,12 @@ func (r *syncRun) recordOne(ctx context.Context, t *catalog.Tx, c change) error 
 		}
 		r.st.NewDocs++
 	case catalog.DocRetired:
+		// Missing content came back (moved, restored, remounted): it is live again with its
+		// module outputs and chain state; nothing runs again.
 		if err := t.SetRetired(ctx, c.id, false); err != nil {
 			return err
 		}
+		r.st.ReturnedDocs++
 	}
 	if err := t.PutFile(ctx, f); err != nil {
 		return err
@@ -202,7 +216,7 @@ func (r *syncRun) recordOne(ctx context.Context, t *catalog.Tx, c change) error 
 		return err
 	}
 	if n == 0 {
-		if err := t.SetRetired(ctx, old.DocID, true); err != nil {
+		if err := t.SetMissing(ctx, old.DocID, r.s.cfg.Now()); err != nil {
 			return err
 		}
 		r.st.RetiredDocs++

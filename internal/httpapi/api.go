@@ -85,6 +85,12 @@ func mountAPI(mux *http.ServeMux, svc *ops.Service, files Searcher) {
 		}
 		return svc.Requeue(ctx, req)
 	})
+	post("/api/missing/confirm", func(ctx context.Context, b []byte) (any, error) {
+		if err := decode(b, &struct{}{}); err != nil {
+			return nil, err
+		}
+		return svc.ConfirmMissing(ctx)
+	})
 	post("/api/failed/clear", func(ctx context.Context, b []byte) (any, error) {
 		var req struct{ Module string }
 		if err := decode(b, &req); err != nil {

@@ -57,6 +57,11 @@ var (
 	mDrives         = desc("drives", "Archive drives by presence.", "state")
 	mDrivePresent   = desc("drive_present", "1 when the drive is present (its directory exists and is not empty).", "drive")
 	mDriveFiles     = desc("drive_files", "Paths on the drive by state: pending (a module is due), done, failed (a module parked it).", "drive", "state")
+	mMissingDocs    = desc("missing_documents", "Documents whose files all disappeared: out of the index, by-id directory kept until MISSING_RETENTION ends.")
+	mMissingPurged  = desc("missing_purged_total", "Missing documents purged after MISSING_RETENTION (persisted across restarts).")
+	mHeldDirs       = desc("held_directories", "Directories (the files root included) the last sync found empty or unreadable while indexed files lay below: their files are kept, not removed.", "reason")
+	mHeldFiles      = desc("held_files", "Paths the last sync kept although not found, by why: held_directory (below an empty or unreadable directory), hold (the mass-removal hold).", "why")
+	mMissingHold    = desc("missing_hold", "1 while a mass removal is held until the operator confirms it (homeindexd sync --confirm-missing, POST /api/missing/confirm).")
 	mScrapeErrors   = desc("scrape_errors", "1 when part of this scrape could not be read (see the daemon's log and /api/status errors).")
 )
 
@@ -70,7 +75,7 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{mBuild, mUp, mRedisErrors, mDocuments, mFiles, mQueue, mDone, mOldest, mPaused,
 		mFinished, mParkedDropped, mResults, mRejectedFields, mReaper, mDispatched, mWithdrawn, mQuarantine, mQuarantineDrop,
 		mSyncs, mSyncRunning, mSyncDuration, mSyncTime, mSyncFiles, mSyncBytes, mSyncWalked, mOutbox, mIndexLag, mDrives,
-		mDrivePresent, mDriveFiles, mScrapeErrors} {
+		mDrivePresent, mDriveFiles, mScrapeErrors, mMissingDocs, mMissingPurged, mHeldDirs, mHeldFiles, mMissingHold} {
 		ch <- d
 	}
 }
@@ -186,6 +191,30 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(mDrives, float64(present), "present")
 	gauge(mDrives, float64(absent), "absent")
+	collectMissing(st.Missing, gauge, counter)
+}
+
+// collectMissing exports missing documents, held directories and the mass-removal hold.
+func collectMissing(m ops.MissingStatus, gauge, counter func(d *prometheus.Desc, v float64, labels ...string)) {
+	gauge(mMissingDocs, float64(m.Documents))
+	counter(mMissingPurged, float64(m.PurgedTotal))
+	byReason := map[string]float64{"empty": 0, "unreadable": 0}
+	for _, h := range m.Held {
+		byReason[h.Reason]++
+	}
+	if extra := m.HeldTotal - len(m.Held); extra > 0 { // beyond the first 100: counted as empty
+		byReason["empty"] += float64(extra)
+	}
+	for reason, v := range byReason {
+		gauge(mHeldDirs, v, reason)
+	}
+	gauge(mHeldFiles, float64(m.HeldFiles), "held_directory")
+	hold, holdPaths := 0.0, 0.0
+	if m.Hold != nil {
+		hold, holdPaths = 1, float64(m.Hold.Paths)
+	}
+	gauge(mHeldFiles, holdPaths, "hold")
+	gauge(mMissingHold, hold)
 }
 
 // NewRegistry returns a registry with the daemon's collector and the Go and process

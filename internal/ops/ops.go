@@ -73,6 +73,8 @@ type Service struct {
 	totals  totalsCache
 
 	mu sync.Mutex // serialises the actions that change parked jobs
+
+	requestSync func(reason string) // asks the scheduler for a sync (SetSyncRequester)
 }
 
 // New builds a Service over the app and its pipeline (nil without modules) and hooks the

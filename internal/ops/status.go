@@ -24,6 +24,8 @@ type Status struct {
 	Sync        SyncStatus       `json:"sync"`
 	Quarantine  QuarantineStatus `json:"quarantine"`
 	Index       IndexStatus      `json:"index"`
+	// Missing: missing documents, directories held as empty or unreadable, the mass-removal hold.
+	Missing MissingStatus `json:"missing"`
 	// Errors lists the parts that could not be read (Redis down: queue counts are then 0).
 	Errors []string `json:"errors"`
 }
@@ -200,6 +202,9 @@ func (s *Service) Status(ctx context.Context) (*Status, error) {
 		return nil, err
 	}
 	s.syncStatus(ctx, st, now)
+	if err := s.missingStatus(ctx, st); err != nil {
+		return nil, err
+	}
 	if st.Index.OutboxPending, st.Index.IndexPending, err = cat.OutboxLen(ctx); err != nil {
 		return nil, err
 	}

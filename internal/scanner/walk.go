@@ -34,6 +34,10 @@ type WalkOptions struct {
 	// OnError receives per-path problems (broken symlink, permission denied, vanished file);
 	// the walk continues. Errors are *fs.PathError with Path set to the relative path.
 	OnError func(rel string, err error)
+	// OnDir, when set, is called once for each directory read without error (the root is
+	// ""), with the number of its entries that were not skipped. A sync uses it to tell an
+	// emptied directory (a failed mount) from files that were deleted.
+	OnDir func(rel string, entries int)
 }
 
 // Walk walks root and calls fn for each regular file and each symlink to a regular file.
@@ -85,6 +89,19 @@ func (w *walker) dir(fd int, rel string) error {
 		// Keep whatever was read before the error.
 	}
 	slices.SortFunc(ents, compareEntries)
+	if err == nil && w.opt.OnDir != nil {
+		n := 0
+		for _, de := range ents {
+			crel := de.Name()
+			if rel != "" {
+				crel = rel + "/" + crel
+			}
+			if !w.skip(crel, de.Type().IsDir()) {
+				n++
+			}
+		}
+		w.opt.OnDir(rel, n)
+	}
 
 	for _, de := range ents {
 		select {

@@ -1,0 +1,128 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/homeindex/homeindex/internal/sqlitedb"
+)
+
+// Expired missing documents are purged in bounded batches, found through documents_missing;
+// live ones, recent ones and ones that got a path back are left alone.
+func TestPurgeMissing(t *testing.T) {
+	c := openTest(t)
+	ctx := context.Background()
+	t0 := time.Unix(1_700_000_000, 0)
+	for i := range 7 {
+		addDoc(t, c, fmt.Sprintf("old%d", i), "")
+	}
+	addDoc(t, c, "recent", "")
+	addDoc(t, c, "live", "", "live.txt")
+	addDoc(t, c, "back", "", "back.txt")
+	err := c.Update(ctx, func(tx *Tx) error {
+		for i := range 7 {
+			if err := tx.SetMissing(ctx, fmt.Sprintf("old%d", i), t0); err != nil {
+				return err
+			}
+		}
+		if err := tx.SetMissing(ctx, "recent", t0.Add(time.Hour)); err != nil {
+			return err
+		}
+		if err := tx.SetMissing(ctx, "back", t0); err != nil {
+			return err
+		}
+		return tx.SetRetired(ctx, "back", false) // its content came back: no longer missing
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := c.CountMissing(ctx); n != 8 {
+		t.Fatalf("missing %d, want 8", n)
+	}
+	before := t0.Add(time.Minute)
+	var purged []string
+	for {
+		ids, err := c.PurgeMissing(ctx, before, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ids) > 3 {
+			t.Fatalf("batch of %d, limit 3", len(ids))
+		}
+		purged = append(purged, ids...)
+		if len(ids) < 3 {
+			break
+		}
+	}
+	if len(purged) != 7 || strings.Contains(strings.Join(purged, ","), "recent") {
+		t.Fatalf("purged %v", purged)
+	}
+	for _, id := range []string{"recent", "live", "back"} {
+		if _, st, _ := c.Document(ctx, id); st == DocMissing {
+			t.Errorf("%s purged", id)
+		}
+	}
+	if n, _ := c.MetaInt(ctx, MetaMissingPurged); n != 7 {
+		t.Errorf("purged total %d", n)
+	}
+	// Each purged id is dirtied: the outbox removes its by-id directory.
+	keys := map[string]bool{}
+	es, err := c.PendingOutbox(ctx, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range es {
+		keys[e.Key] = true
+	}
+	for _, id := range purged {
+		if !keys[DocKey(id)] {
+			t.Errorf("%s not dirtied", id)
+		}
+	}
+	// The purge query uses the partial index: its cost follows the expired rows, not the table.
+	var plan strings.Builder
+	rows, err := c.r.QueryContext(ctx, `EXPLAIN QUERY PLAN SELECT id FROM documents WHERE missing_since IS NOT NULL AND missing_since < ?
+		AND NOT EXISTS (SELECT 1 FROM files f WHERE f.doc_id = documents.id) ORDER BY missing_since LIMIT ?`, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var a, b, c2 int
+		var detail string
+		if err := rows.Scan(&a, &b, &c2, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan.WriteString(detail + "\n")
+	}
+	rows.Close()
+	if !strings.Contains(plan.String(), "documents_missing") {
+		t.Errorf("purge plan does not use documents_missing:\n%s", plan.String())
+	}
+}
+
+// A catalog made before missing_since gets the column; its retired documents count as
+// missing from the migration on.
+func TestMigrateMissingSince(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "catalog.db")
+	db := sqlitedb.Open("file:" + path)
+	if _, err := db.Exec(schema); err != nil { // the schema without missing_since
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO documents(id, type, size, version, retired) VALUES ('r', 't', 1, 1, 1), ('l', 't', 1, 1, 0)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	c, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	n, err := c.CountMissing(context.Background())
+	if err != nil || n != 1 {
+		t.Fatalf("missing after migration: %d %v", n, err)
+	}
+}
