@@ -25,16 +25,16 @@ const EnvRecordFile = "RECORD_FILE"
 // Entry is one recorded call. Start and End are Unix times in seconds (float, like the
 // protocol's deadlines), taken on this machine's clock around the handler call.
 type Entry struct {
-	ID      string  `json:"id"`
+	ID string `json:"id"`
 	// Path is the document's first paths key, the file the module opened: its exact bytes (in
 	// JSON, bytes that are not UTF-8 as \udcXX escapes, as Python's runtime writes them).
 	Path    protocol.Name `json:"path"`
-	Module  string  `json:"module"`
-	Worker  string  `json:"worker"` // WORKER_ID, or pid<n> when it is unset
-	Phase   string  `json:"phase"`  // "check" or "run"
-	Attempt int     `json:"attempt"`
-	Start   float64 `json:"start"`
-	End     float64 `json:"end"`
+	Module  string        `json:"module"`
+	Worker  string        `json:"worker"` // WORKER_ID, or pid<n> when it is unset
+	Phase   string        `json:"phase"`  // "check" or "run"
+	Attempt int           `json:"attempt"`
+	Start   float64       `json:"start"`
+	End     float64       `json:"end"`
 	// Result is "true" or "false" for a check, "ok" for a run, "error" when the handler
 	// returned an error (Error holds it).
 	Result string `json:"result"`
