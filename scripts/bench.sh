@@ -17,6 +17,8 @@ run ./internal/app 'DispatcherRefill200k' 200x
 for i in 1 2 3; do run ./internal/app 'PipelineEndToEnd10k$|PipelineBare10k' 1x; done
 run ./internal/app 'PipelineEndToEndSDK10k' 1x
 run ./sdk 'SDKNoop' 5000x
+# Names are bytes: the PEP 383 codec against encoding/json on the same names.
+run ./protocol 'Names' 1s
 
 echo "== peak RSS of homeindexd sync over 100k files"
 work=$(mktemp -d)
