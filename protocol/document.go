@@ -34,15 +34,11 @@ func (p Paths) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		k, err := json.Marshal(e.Path)
-		if err != nil {
-			return nil, err
-		}
 		v, err := json.Marshal(e.Mtime)
 		if err != nil {
 			return nil, err
 		}
-		b.Write(k)
+		b.Write(AppendName(nil, e.Path))
 		b.WriteByte(':')
 		b.Write(v)
 	}
@@ -50,7 +46,8 @@ func (p Paths) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// UnmarshalJSON reads a JSON object keeping key order.
+// UnmarshalJSON reads a JSON object keeping key order. Keys are names: their exact bytes come
+// back (see Name).
 func (p *Paths) UnmarshalJSON(data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -67,11 +64,14 @@ func (p *Paths) UnmarshalJSON(data []byte) error {
 	}
 	out := Paths{}
 	for dec.More() {
-		kt, err := dec.Token()
-		if err != nil {
+		from := dec.InputOffset()
+		if _, err := dec.Token(); err != nil {
 			return err
 		}
-		k, _ := kt.(string)
+		k, err := UnquoteName(bytes.TrimLeft(data[from:dec.InputOffset()], " \t\r\n,"))
+		if err != nil {
+			return fmt.Errorf("paths key: %w", err)
+		}
 		var n json.Number
 		if err := dec.Decode(&n); err != nil {
 			return fmt.Errorf("paths[%q]: %w", k, err)
@@ -179,7 +179,7 @@ func (d Document) MarshalJSON() ([]byte, error) {
 		k string
 		v any
 	}{{FieldID, d.ID}, {FieldPaths, paths}, {FieldMtime, d.Mtime}, {FieldSize, d.Size},
-		{FieldType, d.Type}, {FieldNext, d.Next}, {FieldPathsList, list}, {FieldCopies, d.Copies},
+		{FieldType, d.Type}, {FieldNext, d.Next}, {FieldPathsList, nameList(list)}, {FieldCopies, d.Copies},
 		{FieldVersion, d.Version}, {FieldHasArchivePaths, d.HasArchivePaths}, {FieldOffline, d.Offline}} {
 		if err := w(kv.k, kv.v); err != nil {
 			return nil, err
@@ -223,7 +223,7 @@ func (d *Document) UnmarshalJSON(data []byte) error {
 	}
 	for _, f := range []field{{FieldID, &d.ID}, {FieldPaths, &d.Paths}, {FieldMtime, &d.Mtime},
 		{FieldSize, &d.Size}, {FieldType, &d.Type}, {FieldNext, &d.Next},
-		{FieldPathsList, &d.PathsList}, {FieldCopies, &d.Copies}, {FieldVersion, &d.Version},
+		{FieldPathsList, (*nameList)(&d.PathsList)}, {FieldCopies, &d.Copies}, {FieldVersion, &d.Version},
 		{FieldHasArchivePaths, &d.HasArchivePaths}, {FieldOffline, &d.Offline}, {FieldFailures, &d.Failures}} {
 		v, ok := raw[f.k]
 		if !ok || string(v) == "null" {

@@ -19,6 +19,8 @@ run ./internal/app 'PipelineEndToEndSDK10k' 1x
 run ./sdk 'SDKNoop' 5000x
 # Missing documents: a purge's cost follows the documents purged, not the collection.
 run ./internal/catalog 'PurgeMissing' 50x
+# Names are bytes: the PEP 383 codec against encoding/json on the same names.
+run ./protocol 'Names' 1s
 
 echo "== peak RSS of homeindexd sync over 100k files"
 work=$(mktemp -d)

@@ -111,7 +111,7 @@ func TestProcess(t *testing.T) {
 	if err != nil || m.Error != "" || string(m.Content) != `"hello world"` || !strings.Contains(string(m.Document), `"note":"hello"`) {
 		t.Errorf("done %s: %v", v[1], err)
 	}
-	if b, err := os.ReadFile(dir + "/metadata/by-id/0123456789abcdef/example-module/log.txt"); err != nil || !strings.Contains(string(b), "start "+dir+"/hello.txt") {
+	if b, err := os.ReadFile(dir + "/metadata/by-id/0123456789abcdef/example-module/log.txt"); err != nil || !strings.Contains(string(b), "INF start attempt=1 path="+dir+"/hello.txt") {
 		t.Errorf("log.txt %q, %v", b, err)
 	}
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {

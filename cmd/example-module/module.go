@@ -30,7 +30,7 @@ func (module) Check(_ context.Context, job *sdk.Job) (bool, error) {
 
 // Run writes version.json and returns note "hello" and content "hello world".
 func (module) Run(_ context.Context, job *sdk.Job) (sdk.Result, error) {
-	job.Log.Info().Msgf("start %s", job.Path)
+	job.Log.Info().Str("path", job.Path).Msg("start") // a field: a name may hold a newline
 	if err := writeVersion(job.MetadataDir); err != nil {
 		return sdk.Result{}, err
 	}

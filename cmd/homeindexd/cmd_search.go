@@ -57,7 +57,7 @@ func cmdSearch(ctx context.Context, e env, args []string) error {
 		}
 		first := ""
 		if len(d.Paths) > 0 {
-			first = d.Paths[0].Path
+			first = protocol.LineName(d.Paths[0].Path) // one line, whatever the name holds
 		}
 		more := ""
 		if d.Copies > 1 {

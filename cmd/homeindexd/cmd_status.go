@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/homeindex/homeindex/internal/ops"
+	"github.com/homeindex/homeindex/protocol"
 )
 
 // wantJSON: --json, or stdout is not a terminal.
@@ -121,7 +122,7 @@ func printStatus(w io.Writer, st *ops.Status) {
 
 func orID(f ops.Failure) string {
 	if f.Path != "" {
-		return f.Path
+		return protocol.LineName(f.Path) // one line, whatever the name holds
 	}
 	return f.ID
 }

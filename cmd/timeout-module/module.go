@@ -37,7 +37,7 @@ func (m module) Check(ctx context.Context, job *sdk.Job) (bool, error) {
 
 // Run sleeps runSleep, writes version.json and returns nothing to merge.
 func (m module) Run(ctx context.Context, job *sdk.Job) (sdk.Result, error) {
-	job.Log.Info().Msgf("start %s", job.Path)
+	job.Log.Info().Str("path", job.Path).Msg("start") // a field: a name may hold a newline
 	if err := sleep(ctx, m.runSleep); err != nil {
 		return sdk.Result{}, err
 	}

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -45,5 +46,33 @@ func TestReplaceFile(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
 		t.Errorf("temp files left: %v", left)
+	}
+}
+
+// A temp name built from a 255-byte name (here not UTF-8, with a newline) must still fit.
+func TestReplaceFileLongName(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	name := "caf\xe9\n" + strings.Repeat("\xff", NameMax-5)
+	if len(name) != NameMax {
+		t.Fatalf("name is %d bytes", len(name))
+	}
+	for _, pattern := range []string{name + ".*", "." + name + ".*", "*" + name, name} {
+		if err := ReplaceFile(dir, pattern, filepath.Join(dir, name), []byte(pattern), 0o644, true); err != nil {
+			t.Fatalf("pattern of %d bytes: %v", len(pattern), err)
+		}
+		if got, _ := os.ReadFile(filepath.Join(dir, name)); string(got) != pattern {
+			t.Fatalf("content %q", got)
+		}
+	}
+	if p := TempPattern("x.*"); p != "x.*" {
+		t.Errorf("short pattern changed: %q", p)
+	}
+	if p := TempPattern(name + ".*"); len(p)-1+createTempDigits > NameMax || !strings.HasSuffix(p, "*") {
+		t.Errorf("TempPattern = %d bytes %q", len(p), p)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("%d entries left, want the file alone", len(entries))
 	}
 }

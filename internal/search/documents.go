@@ -25,7 +25,10 @@ func parseDocs(docs []json.RawMessage) ([]parsedDoc, error) {
 	for i, raw := range docs {
 		var v map[string]any
 		var problem string
-		if err := json.Unmarshal(raw, &v); err != nil || v == nil {
+		raw, err := indexForm(raw) // names that are not UTF-8: see FieldPathsExact
+		if err != nil {
+			problem = fmt.Sprintf("document %d: %v", i, err)
+		} else if err := json.Unmarshal(raw, &v); err != nil || v == nil {
 			problem = fmt.Sprintf("document %d: not a JSON object", i)
 		} else {
 			switch id, ok := v["id"].(string); {

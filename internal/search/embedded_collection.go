@@ -312,6 +312,7 @@ func (c *embeddedCollection) Search(ctx context.Context, q Query) (Result, error
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return Result{}, sqlErr("search "+c.name, err)
 	}
+	exactHits(res.Hits)
 	return res, nil
 }
 

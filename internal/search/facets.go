@@ -260,7 +260,7 @@ func sortKeys(f *facet) (lo, hi any) {
 }
 
 // searchText returns the text the full-text index holds for a document: every string, number
-// and boolean in it, recursively (object keys excluded), one per line.
+// and boolean in it, recursively (object keys and FieldPathsExact excluded), one per line.
 func searchText(doc map[string]any) string {
 	var b strings.Builder
 	var walk func(v any)
@@ -285,7 +285,11 @@ func searchText(doc map[string]any) string {
 			b.WriteByte('\n')
 		}
 	}
-	walk(doc)
+	for k, v := range doc {
+		if k != FieldPathsExact {
+			walk(v)
+		}
+	}
 	return b.String()
 }
 

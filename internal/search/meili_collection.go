@@ -130,10 +130,15 @@ func (c *meiliCollection) Configure(ctx context.Context, s Settings) error {
 // Upsert validates every document, sends them in batches (by count and bytes), then waits
 // for every task and reports the first that failed.
 func (c *meiliCollection) Upsert(ctx context.Context, docs []json.RawMessage) error {
-	if _, err := parseDocs(docs); err != nil {
+	parsed, err := parseDocs(docs)
+	if err != nil {
 		return fmt.Errorf("upsert into %s: %w", c.uid, err)
 	}
-	return c.addDocuments(ctx, docs)
+	stored := make([]json.RawMessage, len(parsed))
+	for i, d := range parsed {
+		stored[i] = d.raw // display form: Meilisearch refuses lone surrogates
+	}
+	return c.addDocuments(ctx, stored)
 }
 
 // addDocuments is Upsert without the validation.
@@ -261,6 +266,7 @@ func (c *meiliCollection) Search(ctx context.Context, q Query) (Result, error) {
 	if resp.Hits == nil {
 		resp.Hits = []json.RawMessage{}
 	}
+	exactHits(resp.Hits)
 	return Result{Hits: resp.Hits, Total: min(resp.EstimatedTotalHits, MaxTotalHits)}, nil
 }
 

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/homeindex/homeindex/protocol"
 )
 
 // record is one check or run a module process recorded: a line of its RECORD_FILE, written by
@@ -25,6 +28,7 @@ type record struct {
 	End     float64 `json:"end"`
 	Result  string  `json:"result"` // check: true or false; run: ok; both: error
 	Error   string  `json:"error"`
+	SHA256  string  `json:"sha256"` // runs: the hash of the file the module opened
 }
 
 // StartTime and EndTime convert the recorded epoch seconds.
@@ -57,10 +61,14 @@ func readRecords(t testing.TB, dir string) []record {
 		sc := bufio.NewScanner(fh)
 		for sc.Scan() {
 			var r record
-			if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			var exact struct {
+				Path protocol.Name `json:"path"` // the exact bytes, not encoding/json's U+FFFD
+			}
+			if err := errors.Join(json.Unmarshal(sc.Bytes(), &r), json.Unmarshal(sc.Bytes(), &exact)); err != nil {
 				fh.Close()
 				t.Fatalf("%s: bad record %q: %v", f, sc.Text(), err)
 			}
+			r.Path = string(exact.Path)
 			out = append(out, r)
 		}
 		fh.Close()

@@ -45,7 +45,7 @@ func TestWrapRecordsEveryCheckAndRun(t *testing.T) {
 		if e.Module != "m" || e.Worker != "w1" || e.ID == "" || e.Attempt != 1 || e.End < e.Start || e.Start == 0 {
 			t.Errorf("entry %+v", e)
 		}
-		got[e.Path+" "+e.Phase] = e
+		got[string(e.Path)+" "+e.Phase] = e
 	}
 	want := map[string]string{"ok.txt check": "true", "ok.txt run": "ok", "skip.txt check": "false", "bad.txt check": "true", "bad.txt run": "error"}
 	if len(got) != len(want) {

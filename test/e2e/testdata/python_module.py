@@ -7,9 +7,12 @@ homeindexd.
 Like the specification's example module, check() is true unless version.json says 1, and run()
 writes version.json and returns the document with note "hello" and content "hello world".
 With RECORD_FILE set, every check and run is appended there as one JSON line, in the format of
-the Go test modules (cmd/internal/jobrecord).
+the Go test modules (cmd/internal/jobrecord); a run's line carries the SHA-256 of the file run()
+read. Paths are used the way upstream's runtime uses them: the `paths` key as json.loads gives
+it (a name that is not UTF-8 holds PEP 383 surrogates), joined to FILES_DIRECTORY with pathlib.
 """
 
+import hashlib
 import json
 import os
 import pathlib
@@ -48,12 +51,14 @@ def log(level, message, **fields):
     print(json.dumps({"level": level, "module": NAME, "message": message, **fields}), flush=True)
 
 
-def record(doc, phase, start, result):
+def record(doc, phase, start, result, sha256=None):
     if not RECORD_FILE:
         return
     line = {"id": doc.get("id"), "path": next(iter(doc.get("paths", {})), ""), "module": NAME,
             "worker": WORKER_ID, "phase": phase, "attempt": doc.get("_hi_attempt", 0),
             "start": start, "end": time.time(), "result": result}
+    if sha256:
+        line["sha256"] = sha256
     with open(RECORD_FILE, "a") as f:
         f.write(json.dumps(line) + "\n")
 
@@ -68,9 +73,13 @@ def check(file_path, document, metadata_dir):
 
 
 def run(file_path, document, metadata_dir):
+    READ["sha256"] = hashlib.sha256(file_path.read_bytes()).hexdigest()
     metadata_dir.mkdir(parents=True, exist_ok=True)
     (metadata_dir / "version.json").write_text(json.dumps({"version": 1}))
     return {"document": dict(document, note="hello"), "content": "hello world"}
+
+
+READ = {}  # what the last run() read, for the record
 
 
 # The runtime: upstream's add_timeout / remove_timeout and the two phases.
@@ -144,8 +153,9 @@ def process_run():
     add_timeout(RUN, item)
     file_path, metadata_dir = paths_of(doc)
     start = time.time()
+    READ.clear()
     result = run(file_path, doc, metadata_dir)
-    record(doc, "run", start, "ok")
+    record(doc, "run", start, "ok", READ.get("sha256"))
     if not remove_timeout(RUN, item):
         return True
     payload = result if isinstance(result, dict) and "document" in result else {"document": result}

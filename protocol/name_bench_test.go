@@ -1,0 +1,55 @@
+package protocol
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// benchPaths are typical relative paths, plus one that is not UTF-8.
+var benchPaths = []string{"photos/2019/07/IMG_2041.JPG", "docs/holiday notes é.txt", "archive/usb1/caf\xe9/r\xe9sum\xe9.doc"}
+
+// BenchmarkNamesCodec: writing and reading the names through Name's codec, against the
+// reference encoding/json on the same strings (which would turn the odd bytes into U+FFFD).
+func BenchmarkNamesCodec(b *testing.B) {
+	b.Run("name", func(b *testing.B) {
+		var buf []byte
+		for b.Loop() {
+			for _, p := range benchPaths {
+				buf = AppendName(buf[:0], p)
+				if _, err := UnquoteName(buf); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		for b.Loop() {
+			for _, p := range benchPaths {
+				buf, _ := json.Marshal(p)
+				var s string
+				if err := json.Unmarshal(buf, &s); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+}
+
+// BenchmarkNamesDocument: a document's JSON round trip (its paths go through the codec).
+func BenchmarkNamesDocument(b *testing.B) {
+	d := Document{ID: "0123456789abcdef", Type: "text/plain", Size: 10, Version: CurrentVersion}
+	for i, p := range benchPaths {
+		d.Paths = append(d.Paths, PathEntry{Path: p, Mtime: float64(1700000000 + i)})
+		d.PathsList = append(d.PathsList, p)
+	}
+	for b.Loop() {
+		raw, err := json.Marshal(d)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var back Document
+		if err := json.Unmarshal(raw, &back); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
