@@ -33,12 +33,12 @@ type Info struct {
 	Track, TrackTotal                        int
 
 	// Audio and video.
-	Duration                 float64 // seconds
-	Format                   string  // container or codec family: "jpeg", "mp3", "flac", "matroska,webm", ...
-	VideoCodec, AudioCodec   string
-	SampleRate, Channels     int
-	FrameRate                float64
-	BitRate                  int64
+	Duration               float64 // seconds
+	Format                 string  // container or codec family: "jpeg", "mp3", "flac", "matroska,webm", ...
+	VideoCodec, AudioCodec string
+	SampleRate, Channels   int
+	FrameRate              float64
+	BitRate                int64
 }
 
 // Camera is make and model as one label ("Canon Canon EOS 5D" becomes "Canon EOS 5D").
