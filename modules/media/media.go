@@ -46,7 +46,7 @@ const (
 
 // maxHeaderRead bounds the bytes a tag parser may read from one file (cover art included);
 // past it the read fails, so no tag can make the module hold more.
-const maxHeaderRead = 64 << 20
+const maxHeaderRead = 16 << 20
 
 // Config configures a Module.
 type Config struct {

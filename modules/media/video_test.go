@@ -69,8 +69,8 @@ func TestCheckDecidesWithoutReading(t *testing.T) {
 		t.Fatal("ffprobe not found: make deps installs it")
 	}
 	cases := []struct {
-		path, typ  string
-		size       int64
+		path, typ   string
+		size        int64
 		want, want2 bool // with ffprobe, without
 	}{
 		{"/nowhere/IMG_0001.JPG", "", 100, true, true},
