@@ -17,6 +17,8 @@ run ./internal/app 'DispatcherRefill200k' 200x
 for i in 1 2 3; do run ./internal/app 'PipelineEndToEnd10k$|PipelineBare10k' 1x; done
 run ./internal/app 'PipelineEndToEndSDK10k' 1x
 run ./sdk 'SDKNoop' 5000x
+# Media module: photos/s on 1,000 tagged JPEGs against `exiftool -fast` on the same files.
+run ./modules/media 'PhotosVsExiftool' 1x
 
 echo "== peak RSS of homeindexd sync over 100k files"
 work=$(mktemp -d)
