@@ -44,7 +44,7 @@ free_port() {
 # ID3 tags written by ffmpeg, both made here (scripts/install-media-tools.sh installs the tools
 # when missing); the media module reads them, and media_demo_show filters photos by camera and
 # by date.
-media_modules_entry='- name: media
+media_modules_entry='- name: media-module
   uid: "demo-media-1"
   filterable_attributes: [media.kind, media.camera, media.year, media.date_unix, media.artist, _geo]
   sortable_attributes: [media.date_unix, media.duration]
@@ -66,7 +66,7 @@ media_demo_files() {
 	expected=$((expected + 3))
 }
 media_demo_start() {
-	MODULE_NAME=media MODULE_UID=demo-media-1 FILES_DIRECTORY=$files METADATA_DIRECTORY=$work/metadata \
+	MODULE_NAME=media-module MODULE_UID=demo-media-1 FILES_DIRECTORY=$files METADATA_DIRECTORY=$work/metadata \
 		TIMEOUT=30 "$BIN/media-module" 2>"$work/media-module.log" &
 	media_module=$!
 	pids+=("$media_module")
