@@ -56,7 +56,7 @@ func mediaModuleBin(t *testing.T) string {
 const mediaModulesYAML = `- name: media
   uid: "m1"
   filterable_attributes: [media.kind, media.camera, media.year, media.date_unix, media.artist, media.album, _geo]
-  sortable_attributes: [media.date_unix, media.duration, _geo]
+  sortable_attributes: [media.date_unix, media.duration]
 `
 
 // mediaPhoto writes a JPEG (its pixels drawn from seed, so every photo has its own content)
