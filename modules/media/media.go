@@ -161,9 +161,9 @@ func (m *Module) Extract(ctx context.Context, path string, kind Kind) (info *Inf
 	r := &limitedFile{f: f, left: maxHeaderRead}
 	switch kind {
 	case KindPhoto:
-		info, err = readPhoto(r)
+		info, err = photoReader(r)
 	case KindAudio:
-		info, err = readAudio(r)
+		info, err = audioReader(r)
 	case KindVideo:
 		if !m.HasFFprobe() {
 			return nil, sdk.Permanent(errors.New("video needs ffprobe, which is not installed"))
@@ -215,6 +215,12 @@ func isIOError(err error) bool {
 	var errno syscall.Errno
 	return errors.As(err, &pe) || errors.As(err, &errno)
 }
+
+// The parsers Extract calls (tests replace them to check the recover).
+var (
+	photoReader = readPhoto
+	audioReader = readAudio
+)
 
 var errReadLimit = errors.New("header data exceeds the read limit")
 
