@@ -39,6 +39,9 @@ func readAudio(r *limitedFile) (*Info, error) {
 	case len(head) >= 8 && string(head[4:8]) == "ftyp":
 		info.Format = "mp4"
 		err = readM4A(r, info)
+	case isADTS(head):
+		info.Format = "aac"
+		err = readADTS(r, info)
 	default:
 		info.Format = "mp3"
 		err = readMP3(r, info)
@@ -203,6 +206,50 @@ func xingFrames(b []byte, f mp3Frame) int {
 		return int(binary.BigEndian.Uint32(b[x+14:]))
 	}
 	return 0
+}
+
+// --- AAC (ADTS) ---
+
+func isADTS(b []byte) bool { return len(b) >= 2 && b[0] == 0xff && b[1]&0xf6 == 0xf0 }
+
+var adtsRates = [...]int{96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350}
+
+// readADTS walks a raw AAC stream's frame headers (7 bytes each; no tags) and adds up their
+// samples.
+func readADTS(r *limitedFile, info *Info) error {
+	size, err := r.size()
+	if err != nil {
+		return err
+	}
+	var h [7]byte
+	var samples int64
+	rate := 0
+	for off := int64(0); off+7 <= size; {
+		if _, err := r.ReadAt(h[:], off); err != nil {
+			return err
+		}
+		if !isADTS(h[:]) {
+			break // trailing tags or garbage
+		}
+		ri := int(h[2] >> 2 & 0xf)
+		if ri >= len(adtsRates) {
+			return errors.New("adts: bad sample rate index")
+		}
+		rate = adtsRates[ri]
+		info.Channels = int(h[2]&1)<<2 | int(h[3]>>6)
+		n := int64(h[3]&3)<<11 | int64(h[4])<<3 | int64(h[5]>>5)
+		if n < 7 {
+			return errors.New("adts: bad frame length")
+		}
+		samples += 1024 * int64(h[6]&3+1)
+		off += n
+	}
+	if rate == 0 {
+		return errors.New("no ADTS frame found")
+	}
+	info.AudioCodec, info.SampleRate = "aac", rate
+	info.Duration = float64(samples) / float64(rate)
+	return nil
 }
 
 // --- FLAC ---

@@ -44,3 +44,20 @@ func TestAudioFromMutagen(t *testing.T) {
 		})
 	}
 }
+
+// TestAudioRawAACAndSoundOnlyVideo: a raw AAC (ADTS) stream gets its duration from its frame
+// headers; an .mp4 holding only sound is read by ffprobe and reported as audio.
+func TestAudioRawAACAndSoundOnlyVideo(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ffmpeg(t, "-f", "lavfi", "-i", "sine=duration=3", "-c:a", "aac", dir+"/a.aac")
+	f := extract(t, dir+"/a.aac", KindAudio).Fields()
+	if d, _ := f["duration"].(float64); math.Abs(d-3) > 0.1 || f["audio_codec"] != "aac" || f["sample_rate"] != 44100 {
+		t.Errorf("aac: %v", f)
+	}
+	ffmpeg(t, "-f", "lavfi", "-i", "sine=duration=2", "-c:a", "aac", "-metadata", "title=Voice memo", dir+"/memo.mp4")
+	f = extract(t, dir+"/memo.mp4", KindVideo).Fields()
+	if d, _ := f["duration"].(float64); math.Abs(d-2) > 0.1 || f["kind"] != "audio" || f["title"] != "Voice memo" {
+		t.Errorf("sound-only mp4: %v", f)
+	}
+}

@@ -84,8 +84,12 @@ func (m *Module) readVideo(ctx context.Context, path string) (*Info, error) {
 			info.Duration, _ = strconv.ParseFloat(s.Duration, 64)
 		}
 	}
-	if info.VideoCodec == "" {
-		return nil, errors.New("no video stream")
+	switch {
+	case info.VideoCodec == "" && info.AudioCodec != "":
+		info.Kind = KindAudio // an .mp4 or .webm holding only sound
+		info.Album = p.Format.Tags["album"]
+	case info.VideoCodec == "":
+		return nil, errors.New("no video or audio stream")
 	}
 	// The QuickTime creation date keeps the camera's offset; creation_time is UTC.
 	for _, d := range []string{p.Format.Tags["com.apple.quicktime.creationdate"], p.Format.Tags["creation_time"], p.Format.Tags["date"], dates[len(dates)-1]} {
