@@ -271,6 +271,14 @@ func photoExif(r *limitedFile, format string) (ex exif2.Exif, found bool, err er
 	switch format {
 	case "jpeg", "tiff", "cr3":
 		ex, err = imagemeta.Decode(r)
+		if errors.Is(err, imagemeta.ErrMetadataNotSupported) && format == "tiff" {
+			// A TIFF-based raw format the library does not name (NEF, ARW, ORF, ...): its
+			// directories are plain TIFF.
+			if _, err := r.Seek(0, io.SeekStart); err != nil {
+				return ex, false, err
+			}
+			ex, err = exif2.Parse(r)
+		}
 		if errors.Is(err, meta.ErrNoExif) || errors.Is(err, imagemeta.ErrNoExif) {
 			return ex, false, err
 		}
