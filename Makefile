@@ -18,6 +18,7 @@ deps:
 	./scripts/install-chromium.sh
 	./scripts/install-meilisearch.sh $(MEILI_DIR)
 	./scripts/install-setpriv.sh
+	./scripts/install-media-tools.sh
 
 vet:
 	$(GO) vet ./...

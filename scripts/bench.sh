@@ -21,6 +21,8 @@ run ./sdk 'SDKNoop' 5000x
 run ./internal/catalog 'PurgeMissing' 50x
 # Names are bytes: the PEP 383 codec against encoding/json on the same names.
 run ./protocol 'Names' 1s
+# Media module: photos/s on 1,000 tagged JPEGs against `exiftool -fast` on the same files.
+run ./modules/media 'PhotosVsExiftool' 1x
 
 echo "== peak RSS of homeindexd sync over 100k files"
 work=$(mktemp -d)

@@ -11,7 +11,7 @@ BIN=${BIN:-bin}
 DEADLINE=${DEMO_DEADLINE:-45} # seconds to wait for the processing
 
 ./scripts/install-redis.sh
-go build -o "$BIN/" ./cmd/homeindexd ./cmd/example-module
+go build -o "$BIN/" ./cmd/homeindexd ./cmd/example-module ./cmd/media-module
 
 work=$(mktemp -d)
 pids=()
@@ -39,6 +39,59 @@ free_port() {
 	done
 }
 
+# --- media module demo ---------------------------------------------------------------------
+# A JPEG with EXIF (camera, date taken with its offset, GPS) tagged by exiftool and an MP3 with
+# ID3 tags written by ffmpeg, both made here (scripts/install-media-tools.sh installs the tools
+# when missing); the media module reads them, and media_demo_show filters photos by camera and
+# by date.
+media_modules_entry='- name: media-module
+  uid: "demo-media-1"
+  filterable_attributes: [media.kind, media.camera, media.year, media.date_unix, media.artist, _geo]
+  sortable_attributes: [media.date_unix, media.duration]
+'
+media_demo_files() {
+	./scripts/install-media-tools.sh >/dev/null
+	mkdir -p "$files/photos/2019" "$files/music"
+	ffmpeg -hide_banner -loglevel error -f lavfi -i testsrc=size=320x240 -frames:v 1 "$files/photos/2019/eiffel.jpg"
+	exiftool -q -overwrite_original -Make=Canon '-Model=Canon EOS 5D Mark IV' \
+		'-DateTimeOriginal=2019:07:14 15:04:05' -OffsetTimeOriginal=+02:00 \
+		-GPSLatitude=48.8584 -GPSLatitudeRef=N -GPSLongitude=2.2945 -GPSLongitudeRef=E \
+		"$files/photos/2019/eiffel.jpg"
+	ffmpeg -hide_banner -loglevel error -f lavfi -i testsrc=size=320x240 -frames:v 1 -vf hflip "$files/photos/2019/harbour.jpg"
+	exiftool -q -overwrite_original -Make=Google -Model='Pixel 7' '-DateTimeOriginal=2019:08:02 10:00:00' \
+		"$files/photos/2019/harbour.jpg"
+	ffmpeg -hide_banner -loglevel error -f lavfi -i sine=frequency=440:duration=2 -c:a libmp3lame \
+		-metadata title='So What' -metadata artist='Miles Davis' -metadata album='Kind of Blue' -metadata date=1959 \
+		"$files/music/so-what.mp3"
+	expected=$((expected + 3))
+}
+media_demo_start() {
+	MODULE_NAME=media-module MODULE_UID=demo-media-1 FILES_DIRECTORY=$files METADATA_DIRECTORY=$work/metadata \
+		TIMEOUT=30 "$BIN/media-module" 2>"$work/media-module.log" &
+	media_module=$!
+	pids+=("$media_module")
+}
+media_demo_show() {
+	echo
+	echo "== media: photos taken with a Canon EOS 5D Mark IV"
+	echo "   homeindexd search --filter 'media.camera = \"Canon EOS 5D Mark IV\"'"
+	"$BIN/homeindexd" search --filter 'media.camera = "Canon EOS 5D Mark IV"'
+	echo
+	echo "== media: photos from July 2019 (2019-07-01 ≤ date taken < 2019-08-01, UTC)"
+	echo "   homeindexd search --filter 'media.kind = photo AND media.date_unix >= 1561939200 AND media.date_unix < 1564617600'"
+	"$BIN/homeindexd" search --filter 'media.kind = photo AND media.date_unix >= 1561939200 AND media.date_unix < 1564617600'
+	echo
+	echo "== media: photos with a date, newest first (--sort media.date_unix:desc)"
+	"$BIN/homeindexd" search --json --filter 'media.kind = photo AND media.date_unix EXISTS' --sort media.date_unix:desc |
+		python3 -c 'import json, sys
+for l in sys.stdin:
+    d = json.loads(l); m = d["media"]
+    print("  %-12s %-25s %-22s %s" % (list(d["paths"])[0].split("/")[-1], m.get("date"), m.get("camera"), d.get("_geo", "")))'
+	echo
+	echo "== media: audio by Miles Davis"
+	"$BIN/homeindexd" search --filter 'media.artist = "Miles Davis"'
+}
+
 # The sample tree: regular files, a duplicate, and two drives (usb-2019 plugged in,
 # old-laptop an empty mount point: unplugged).
 files=$work/files
@@ -49,6 +102,7 @@ cp "$files/docs/report.txt" "$files/archive/usb-2019/scans/report-copy.txt" # a 
 printf '\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89' >"$files/photos/2024/pixel.png"
 printf 'holiday notes from the lake\n' >"$files/archive/usb-2019/notes.txt"
 expected=4 # distinct contents
+media_demo_files
 
 echo "== starting a private redis-server, homeindexd and example-module in $work"
 redis_port=$(free_port)
@@ -64,7 +118,7 @@ redis-cli -p "$redis_port" ping >/dev/null
 modules='- name: example-module
   uid: "demo-1"
   filterable_attributes: [note]
-'
+'"$media_modules_entry"
 export INDEX_DIRECTORY=$files METADATA_DIRECTORY=$work/metadata STATE_DIRECTORY=$work/state
 export REDIS_HOST=127.0.0.1:$redis_port MODULES=$modules HTTP_ADDR=127.0.0.1:$(free_port)
 export CRON_EXPRESSION='*/5 * * * * *' LOG_FORMAT=json LOGGING_LEVEL=info
@@ -96,12 +150,14 @@ MODULE_NAME=example-module MODULE_UID=demo-1 FILES_DIRECTORY=$files METADATA_DIR
 	TIMEOUT=10 "$BIN/example-module" 2>"$work/example-module.log" &
 module=$!
 pids+=("$module")
+media_demo_start
 
 echo "== processing"
 start=$SECONDS
 while :; do
 	alive "$daemon" homeindexd
 	alive "$module" example-module
+	alive "$media_module" media-module
 	total=$(hits) || total=0
 	done_=$(hits --filter 'next IS EMPTY') || done_=0
 	echo "  $((SECONDS - start))s: ${done_:-0} of ${total:-0} documents processed; usb-2019 $(marker usb-2019)"
@@ -135,5 +191,6 @@ echo "== homeindexd search --filter 'note = \"hello\"' report"
 echo
 echo "== homeindexd search --filter 'has_archive_paths = true' --sort size:desc"
 "$BIN/homeindexd" search --filter 'has_archive_paths = true' --sort size:desc
+media_demo_show
 echo
 echo "== stopping everything the demo started"
