@@ -45,7 +45,9 @@ type MissingReport struct {
 	HeldDirs  []HeldDir `json:"held_dirs"`
 	HeldTotal int       `json:"held_dirs_total"` // may exceed len(HeldDirs)
 	HeldFiles int       `json:"held_files"`
-	Hold      *Hold     `json:"hold"`
+	// HeldUnreadable counts the held directories that were unreadable (the rest were empty).
+	HeldUnreadable int   `json:"held_unreadable"`
+	Hold           *Hold `json:"hold"`
 }
 
 // heldDir returns the outermost directory above rel that is held (empty or unreadable in this
@@ -123,6 +125,9 @@ func (r *syncRun) deleteMissing(ctx context.Context) error {
 		}
 		report.HeldTotal++
 		report.HeldFiles += h.Files
+		if h.Reason == HeldUnreadable {
+			report.HeldUnreadable++
+		}
 		report.HeldDirs = append(report.HeldDirs, *h)
 	}
 	sort.Slice(report.HeldDirs, func(i, j int) bool { return report.HeldDirs[i].Dir < report.HeldDirs[j].Dir })

@@ -198,16 +198,8 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 func collectMissing(m ops.MissingStatus, gauge, counter func(d *prometheus.Desc, v float64, labels ...string)) {
 	gauge(mMissingDocs, float64(m.Documents))
 	counter(mMissingPurged, float64(m.PurgedTotal))
-	byReason := map[string]float64{"empty": 0, "unreadable": 0}
-	for _, h := range m.Held {
-		byReason[h.Reason]++
-	}
-	if extra := m.HeldTotal - len(m.Held); extra > 0 { // beyond the first 100: counted as empty
-		byReason["empty"] += float64(extra)
-	}
-	for reason, v := range byReason {
-		gauge(mHeldDirs, v, reason)
-	}
+	gauge(mHeldDirs, float64(m.HeldTotal-m.HeldUnreadable), "empty")
+	gauge(mHeldDirs, float64(m.HeldUnreadable), "unreadable")
 	gauge(mHeldFiles, float64(m.HeldFiles), "held_directory")
 	hold, holdPaths := 0.0, 0.0
 	if m.Hold != nil {

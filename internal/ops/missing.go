@@ -20,6 +20,8 @@ type MissingStatus struct {
 	Held      []filesync.HeldDir `json:"held"`
 	HeldTotal int                `json:"held_total"`
 	HeldFiles int                `json:"held_files"`
+	// HeldUnreadable is how many of HeldTotal were unreadable (the others were empty).
+	HeldUnreadable int `json:"held_unreadable"`
 	// Hold is the mass removal the last sync held back, or null.
 	Hold *filesync.Hold `json:"hold"`
 	// ConfirmPending is true between a confirmation and the sync that carries it out.
@@ -41,6 +43,7 @@ func (s *Service) missingStatus(ctx context.Context, st *Status) error {
 			st.Missing.Held = append(st.Missing.Held, h)
 		}
 		st.Missing.HeldTotal, st.Missing.HeldFiles, st.Missing.Hold = r.HeldTotal, r.HeldFiles, r.Hold
+		st.Missing.HeldUnreadable = r.HeldUnreadable
 	}
 	return nil
 }

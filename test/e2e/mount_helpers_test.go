@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,8 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rs/zerolog"
 	"golang.org/x/sys/unix"
 
+	"github.com/homeindex/homeindex/internal/app"
+	"github.com/homeindex/homeindex/internal/config"
 	"github.com/homeindex/homeindex/internal/ops"
 )
 
@@ -130,3 +134,36 @@ func errorf(format string, args ...any) error { return fmt.Errorf(format, args..
 func execLookPath(name string) (string, error) { return exec.LookPath(name) }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// stopAndVerify stops the daemon, applies what its outbox still holds, and checks that the
+// catalog, the metadata directory and the index agree (missing documents included).
+func (s *stack) stopAndVerify(t *testing.T) {
+	t.Helper()
+	s.Daemon.Stop()
+	env := s.Daemon.Env
+	cfg, err := config.Load(func(k string) string {
+		if k == "HTTP_ADDR" {
+			return "off"
+		}
+		return env[k]
+	})
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	ctx := context.Background()
+	a, err := app.Open(ctx, cfg, zerolog.Nop())
+	if err != nil {
+		t.Fatalf("open the daemon's stores: %v", err)
+	}
+	defer a.Close()
+	if _, err := a.Outbox.Drain(ctx); err != nil {
+		t.Fatalf("drain: %v", err)
+	}
+	problems, err := a.Verify(ctx)
+	if err != nil {
+		t.Fatalf("verify: %v", err)
+	}
+	if len(problems) > 0 {
+		t.Fatalf("catalog, metadata directory and index disagree:\n%s", strings.Join(problems, "\n"))
+	}
+}

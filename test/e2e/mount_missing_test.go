@@ -69,6 +69,7 @@ func TestMountEmptiedRootAndSubdirectoryDeleteNothing(t *testing.T) {
 	if st := s.mustStatus(); st.Missing.Documents != 0 || st.Documents.Live != 3 {
 		t.Fatalf("after the return: %+v %+v", st.Missing, st.Documents)
 	}
+	s.stopAndVerify(t)
 }
 
 // An unreadable subdirectory (a real EACCES: the daemon runs as nobody through setpriv, since
@@ -78,9 +79,10 @@ func TestMountUnreadableSubdirectoryDeletesNothing(t *testing.T) {
 	t.Parallel()
 	s := newStack(t, []module{{Name: "example-module", UID: "e1"}})
 	ids := []string{s.write("open.txt", "open file"), s.write("locked/a.txt", "locked a"), s.write("locked/in/b.txt", "locked b")}
-	runAsNobody(t, s)
+	worker := s.newModule("example", bin.example, "example-module")
+	runAsNobody(t, s, s.Daemon, worker)
 	s.Daemon.Start()
-	s.startModule("example", bin.example, "example-module")
+	worker.Start()
 	waitUntil(t, 60*time.Second, "every file through the chain", s.docsDone(ids, noted))
 
 	locked := filepath.Join(s.Files, "locked")
@@ -102,17 +104,19 @@ func TestMountUnreadableSubdirectoryDeletesNothing(t *testing.T) {
 	s.allIndexed(t, ids...)
 	s.outputIntact(t, ids...)
 	s.oneRunEach(t, ids...)
+	s.stopAndVerify(t)
 }
 
-// runAsNobody makes the daemon run as uid/gid 65534 with setpriv, its directories its own.
-func runAsNobody(t *testing.T, s *stack) {
+// runAsNobody makes the daemon and the module run as uid/gid 65534 with setpriv, their
+// directories their own.
+func runAsNobody(t *testing.T, s *stack, procs ...*proc) {
 	t.Helper()
 	setpriv, err := execLookPath("setpriv")
 	if err != nil {
 		t.Fatalf("setpriv (util-linux, installed by make deps): %v", err)
 	}
 	// Every directory from / down to the stack and to the binaries must be traversable by nobody.
-	for _, start := range []string{s.root, filepath.Dir(s.Daemon.bin)} {
+	for _, start := range []string{s.root, filepath.Dir(bin.homeindexd)} {
 		for d := start; d != "/"; d = filepath.Dir(d) {
 			fi, err := os.Stat(d)
 			if err != nil {
@@ -125,7 +129,7 @@ func runAsNobody(t *testing.T, s *stack) {
 			}
 		}
 	}
-	for _, d := range []string{s.Meta, s.State} {
+	for _, d := range []string{s.Meta, s.State, s.Record} {
 		if err := filepath.Walk(d, func(p string, _ os.FileInfo, err error) error {
 			if err != nil {
 				return err
@@ -134,13 +138,11 @@ func runAsNobody(t *testing.T, s *stack) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		// The module (root) and the daemon (nobody) both write below by-id.
-		if err := os.Chmod(d, 0o777); err != nil {
-			t.Fatal(err)
-		}
 	}
-	s.Daemon.args = append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", s.Daemon.bin}, s.Daemon.args...)
-	s.Daemon.bin = setpriv
+	for _, p := range procs {
+		p.args = append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", p.bin}, p.args...)
+		p.bin = setpriv
+	}
 }
 
 // A file that really disappeared makes its document missing: out of the index, its by-id
@@ -180,6 +182,7 @@ func TestMountDeletedFileGoesMissingThenIsPurged(t *testing.T) {
 	expectMetrics(t, s.metrics(), map[string]float64{`homeindex_missing_purged_total`: 1, `homeindex_missing_documents`: 0})
 	s.outputIntact(t, keep)
 	s.allIndexed(t, keep)
+	s.stopAndVerify(t)
 }
 
 // Content moved to a new path, or deleted and later restored elsewhere, keeps its document and
@@ -228,6 +231,7 @@ func TestMountMovedContentReusesModuleOutput(t *testing.T) {
 	}
 	s.outputIntact(t, keep, moved)
 	s.oneRunEach(t, keep, moved)
+	s.stopAndVerify(t)
 }
 
 func pathsAre(s *stack, id string, want ...string) func() error {
@@ -325,6 +329,7 @@ func TestMountMassRemovalHoldAndConfirmation(t *testing.T) {
 		return m.Hold == nil && m.Documents == 12
 	}))
 	expectMetrics(t, s.metrics(), map[string]float64{`homeindex_missing_hold`: 0, `homeindex_missing_documents`: 12})
+	s.stopAndVerify(t)
 }
 
 // postJSON POSTs {} as JSON and decodes a 200 answer.
