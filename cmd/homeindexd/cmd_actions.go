@@ -104,7 +104,7 @@ func cmdRetry(ctx context.Context, e env, args []string) error {
 	fs := newFlags(e, "retry", "retry [--module M] [--file ID|PATH] [--all] [--json]\n\nRuns parked jobs again (new dispatch, attempt 1): those of --module M, of --file (a\ndocument id, or a path under INDEX_DIRECTORY), or --all. Paused modules are skipped.")
 	var req ops.RetryRequest
 	fs.StringVar(&req.Module, "module", "", "only this module")
-	fs.StringVar(&req.File, "file", "", "only this file: a document id or a path")
+	fs.StringVar((*string)(&req.File), "file", "", "only this file: a document id or a path")
 	fs.BoolVar(&req.All, "all", false, "every parked job (of --module, when given)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parseFlags(fs, args); err != nil {
@@ -192,7 +192,7 @@ func cmdRequeue(ctx context.Context, e env, args []string) error {
 	fs := newFlags(e, "requeue", "requeue --module M [--path PREFIX] [--json]\n\nSends the documents under PREFIX (a path under INDEX_DIRECTORY; all when omitted) that\nreached module M back to it; their drives turn pending until it is done.")
 	var req ops.RequeueRequest
 	fs.StringVar(&req.Module, "module", "", "the module to run again (required)")
-	fs.StringVar(&req.Path, "path", "", "only documents with a path under this prefix")
+	fs.StringVar((*string)(&req.Path), "path", "", "only documents with a path under this prefix")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parseFlags(fs, args); err != nil {
 		return err

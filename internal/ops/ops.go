@@ -19,6 +19,7 @@ import (
 	"github.com/homeindex/homeindex/internal/app"
 	"github.com/homeindex/homeindex/internal/catalog"
 	"github.com/homeindex/homeindex/internal/queue"
+	"github.com/homeindex/homeindex/protocol"
 )
 
 // Kind classifies an operator error; the HTTP API maps it to a status code.
@@ -248,9 +249,9 @@ func (s *Service) ClearFailed(ctx context.Context, module string) (*Cleared, err
 
 // RetryRequest says which parked jobs to run again.
 type RetryRequest struct {
-	Module string `json:"module"` // "" = every module
-	File   string `json:"file"`   // a document id or a path; "" = every parked job
-	All    bool   `json:"all"`    // every parked job (of Module, when given)
+	Module string        `json:"module"` // "" = every module
+	File   protocol.Name `json:"file"`   // a document id or a path (exact bytes); "" = every parked job
+	All    bool          `json:"all"`    // every parked job (of Module, when given)
 }
 
 // Retried says what Retry did.
@@ -279,7 +280,7 @@ func (s *Service) Retry(ctx context.Context, r RetryRequest) (*Retried, error) {
 	}
 	var ids []string // nil: every parked job
 	if r.File != "" {
-		id, err := s.resolve(ctx, r.File)
+		id, err := s.resolve(ctx, string(r.File))
 		if err != nil {
 			return nil, err
 		}
@@ -318,7 +319,7 @@ func (s *Service) Retry(ctx context.Context, r RetryRequest) (*Retried, error) {
 		out.Total += len(retried)
 	}
 	s.pipe.Wake()
-	s.log.Info().Str("module", r.Module).Str("file", r.File).Int("jobs", out.Total).Msg("parked jobs retried")
+	s.log.Info().Str("module", r.Module).Str("file", string(r.File)).Int("jobs", out.Total).Msg("parked jobs retried")
 	return out, nil
 }
 
@@ -381,8 +382,8 @@ func (s *Service) setPaused(ctx context.Context, module string, paused bool) (*P
 
 // RequeueRequest says which documents go back to which module.
 type RequeueRequest struct {
-	Module string `json:"module"`
-	Path   string `json:"path"` // prefix, relative to INDEX_DIRECTORY or absolute under it; "" = all
+	Module string        `json:"module"`
+	Path   protocol.Name `json:"path"` // prefix (exact bytes), relative to INDEX_DIRECTORY or absolute under it; "" = all
 }
 
 // Requeued says how many documents went back.
@@ -399,7 +400,7 @@ func (s *Service) Requeue(ctx context.Context, r RequeueRequest) (*Requeued, err
 	if err := s.checkModule(r.Module); err != nil {
 		return nil, err
 	}
-	rel, err := catalog.CleanRelPath(s.app.Config.IndexDirectory, r.Path)
+	rel, err := catalog.CleanRelPath(s.app.Config.IndexDirectory, string(r.Path))
 	if err != nil {
 		return nil, errorf(KindBadRequest, "%v", err)
 	}
