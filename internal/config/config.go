@@ -100,6 +100,8 @@ type Config struct {
 	Redis   RedisConfig // REDIS_HOST and REDIS_TLS_CA_FILE; default redis:6379
 
 	Pipeline Pipeline // dispatch, retry and chunking tuning
+
+	Watch Watch // WATCH_LIMIT, REWALK_INTERVAL, SETTLE_TIME: change detection (watch.go)
 }
 
 // Meilisearch says where the search index lives.

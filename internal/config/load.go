@@ -45,6 +45,7 @@ func Load(getenv func(string) string, opts ...Option) (*Config, error) {
 	e.modules(c)
 	e.redis(c)
 	e.pipeline(c)
+	e.watch(c)
 	if len(e.problems) > 0 {
 		return nil, &Error{Problems: e.problems}
 	}

@@ -76,6 +76,7 @@ func TestLoadDefaults(t *testing.T) {
 			HashWorkers:    0,
 			FailedMax:      10000,
 		},
+		Watch: Watch{Percent: 50, Rewalk: 30 * time.Second, Settle: 5 * time.Second},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %#v\nwant %#v", c, want)

@@ -30,6 +30,9 @@ type Config struct {
 	// dispatcher puts the drive's jobs first).
 	DriveAppeared func(name string)
 	Now           func() time.Time
+	// SettleTime: a file modified less than this long ago is left for a later sync
+	// (Stats.Unsettled); 0 reads every file at once.
+	SettleTime time.Duration
 }
 
 // Syncer runs syncs. It is not safe for concurrent Sync calls: the scheduler serialises them.
@@ -73,6 +76,8 @@ type Stats struct {
 	DeletedDocs int           `json:"deleted_documents"`
 	RetiredDocs int           `json:"retired_documents"`
 	Errors      int           `json:"errors"`
+	// Unsettled counts files left for a later sync because they were still being written.
+	Unsettled int `json:"unsettled"`
 }
 
 // Sync runs one full sync.

@@ -73,6 +73,9 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 		mDrivePresent, mDriveFiles, mScrapeErrors} {
 		ch <- d
 	}
+	for _, d := range watchDescs {
+		ch <- d
+	}
 }
 
 func (c collector) Collect(ch chan<- prometheus.Metric) {
@@ -186,6 +189,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(mDrives, float64(present), "present")
 	gauge(mDrives, float64(absent), "absent")
+	collectWatch(st, gauge, counter)
 }
 
 // NewRegistry returns a registry with the daemon's collector and the Go and process

@@ -9,6 +9,7 @@ import (
 	"github.com/homeindex/homeindex/internal/catalog"
 	"github.com/homeindex/homeindex/internal/drives"
 	"github.com/homeindex/homeindex/internal/queue"
+	"github.com/homeindex/homeindex/internal/watch"
 )
 
 // Status is the JSON of GET /api/status and `homeindexd status --json`; docs/api.md
@@ -24,6 +25,9 @@ type Status struct {
 	Sync        SyncStatus       `json:"sync"`
 	Quarantine  QuarantineStatus `json:"quarantine"`
 	Index       IndexStatus      `json:"index"`
+	// Watch is how changes are detected (inotify watches, re-walk fallback); null when no
+	// watcher runs.
+	Watch *watch.Status `json:"watch"`
 	// Errors lists the parts that could not be read (Redis down: queue counts are then 0).
 	Errors []string `json:"errors"`
 }
@@ -200,6 +204,10 @@ func (s *Service) Status(ctx context.Context) (*Status, error) {
 		return nil, err
 	}
 	s.syncStatus(ctx, st, now)
+	if w := s.app.Watcher; w != nil {
+		ws := w.Status()
+		st.Watch = &ws
+	}
 	if st.Index.OutboxPending, st.Index.IndexPending, err = cat.OutboxLen(ctx); err != nil {
 		return nil, err
 	}

@@ -76,9 +76,9 @@ func Budget(limit, percent int) (budget, maxUser int) {
 type Status struct {
 	// Mode is "inotify" (everything watched), "inotify+rewalk" (some directories re-walked),
 	// "rewalk" (nothing watched) or "starting".
-	Mode          string `json:"mode"`
-	Watches       int    `json:"watches"`
-	Budget        int    `json:"budget"`
+	Mode           string `json:"mode"`
+	Watches        int    `json:"watches"`
+	Budget         int    `json:"budget"`
 	MaxUserWatches int    `json:"max_user_watches"`
 	// Fallback is true when some directories are re-walked rather than watched; Reasons says
 	// why, UnwatchedDirs how many subtrees that is.

@@ -235,7 +235,9 @@ func TestSkippedPathsAreNotWatched(t *testing.T) {
 	root := mkTree(t, 1)
 	meta := filepath.Join(root, "metadata")
 	mustMkdir(t, filepath.Join(meta, "by-id"))
-	skip := func(p string) bool { return p == meta || strings.HasPrefix(p, meta+"/") || filepath.Base(p) == "marker" }
+	skip := func(p string) bool {
+		return p == meta || strings.HasPrefix(p, meta+"/") || filepath.Base(p) == "marker"
+	}
 	w, c := start(t, Config{Roots: []string{root}, Budget: 100, Settle: 50 * time.Millisecond, Skip: skip})
 	if st := w.Status(); st.Watches != 2 {
 		t.Fatalf("watches %d, want 2 (root and d000, not the metadata directory)", st.Watches)
