@@ -2,10 +2,14 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"strings"
 	"time"
 
 	"github.com/homeindex/homeindex/internal/app"
 	"github.com/homeindex/homeindex/internal/scheduler"
+	"github.com/homeindex/homeindex/internal/watch"
 )
 
 // maxFollowUp bounds the wait before re-checking files that were still being written.
@@ -44,4 +48,17 @@ func holdStateLock(a *app.App) {
 		a.Log.Warn().Str("state_directory", a.Config.StateDirectory).
 			Msg("another homeindexd holds this state directory's lock; `homeindexd sync` will ask that one")
 	}
+}
+
+// printWatch prints how changes are detected, and the fallback when it is on (status table).
+func printWatch(w io.Writer, ws *watch.Status) {
+	if ws == nil {
+		return
+	}
+	fmt.Fprintf(w, "change detection: %s, %d of %d inotify watches", ws.Mode, ws.Watches, ws.Budget)
+	if ws.Fallback {
+		fmt.Fprintf(w, "; fallback: %d directories re-walked every %s (%s)", ws.UnwatchedDirs,
+			time.Duration(ws.RewalkSeconds*float64(time.Second)), strings.Join(ws.Reasons, ", "))
+	}
+	fmt.Fprintln(w)
 }

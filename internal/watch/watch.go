@@ -222,8 +222,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 
 	var events <-chan fsnotify.Event
 	var errs <-chan error
+	var dropped atomic.Bool
 	if w.fw != nil {
-		events, errs = w.fw.Events, w.fw.Errors
+		events, errs = pump(w.fw, &dropped)
 	}
 	rewalk := time.NewTicker(w.cfg.Rewalk)
 	defer rewalk.Stop()
@@ -238,6 +239,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 				events = nil
 				continue
 			}
+			if dropped.Swap(false) {
+				w.overflowed(&b)
+			}
 			if w.handle(ev) {
 				w.note(&b, time.Now())
 			}
@@ -247,9 +251,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 				continue
 			}
 			if errors.Is(err, fsnotify.ErrEventOverflow) {
-				w.overflows.Add(1)
-				w.cfg.Log.Warn().Msg("inotify event queue overflowed; a full sync follows")
-				w.note(&b, time.Now())
+				w.overflowed(&b)
 				continue
 			}
 			w.cfg.Log.Warn().Err(err).Msg("file watcher error")
@@ -265,6 +267,52 @@ func (w *Watcher) Run(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// eventQueue is how many events wait between fsnotify's reader and the watcher's loop.
+const eventQueue = 1 << 16
+
+// pump forwards fsnotify's events and errors into queues of the watcher's own, so that
+// fsnotify's reader never waits on the loop: the loop calls Add and Remove, which take a lock
+// that fsnotify's reader holds while it delivers some errors. Events that do not fit set
+// dropped (handled as an overflow).
+func pump(fw *fsnotify.Watcher, dropped *atomic.Bool) (<-chan fsnotify.Event, <-chan error) {
+	events := make(chan fsnotify.Event, eventQueue)
+	errs := make(chan error, 64)
+	go func() {
+		defer close(events)
+		for ev := range fw.Events {
+			select {
+			case events <- ev:
+			default:
+				dropped.Store(true)
+			}
+		}
+	}()
+	go func() {
+		defer close(errs)
+		for err := range fw.Errors {
+			select {
+			case errs <- err:
+			default:
+				if errors.Is(err, fsnotify.ErrEventOverflow) {
+					dropped.Store(true)
+				}
+			}
+		}
+	}()
+	return events, errs
+}
+
+// overflowed handles lost events: directories created meanwhile may lack a watch, so every
+// root is placed again (directories already watched are skipped), and a sync follows.
+func (w *Watcher) overflowed(b *batcher) {
+	w.overflows.Add(1)
+	w.cfg.Log.Warn().Msg("file events were lost (queue overflow); watches re-checked, a full sync follows")
+	for _, r := range w.cfg.Roots {
+		w.place(r)
+	}
+	w.note(b, time.Now())
 }
 
 // note adds one change to the batch.
