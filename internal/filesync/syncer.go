@@ -44,6 +44,8 @@ type Syncer struct {
 	log     zerolog.Logger
 
 	progress progress // live counters of the sync in progress (Progress)
+	// settlingDrives appeared in a sync that left some of their files unsettled (settle.go).
+	settlingDrives map[string]bool
 }
 
 // New builds a Syncer.
@@ -57,7 +59,7 @@ func New(cfg Config, cat *catalog.Catalog, archive drives.Archive, markers *Mark
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Syncer{cfg: cfg, cat: cat, archive: archive, markers: markers, log: log}
+	return &Syncer{cfg: cfg, cat: cat, archive: archive, markers: markers, log: log, settlingDrives: map[string]bool{}}
 }
 
 // Stats counts what one sync did.
@@ -117,6 +119,7 @@ func (r *syncRun) do(ctx context.Context) error {
 	if err := r.refreshDrives(ctx); err != nil {
 		return err
 	}
+	r.reannounceSettling()
 	r.announceDrives() // known documents of a returning drive go first at once
 	if err := r.walk(ctx); err != nil {
 		return err

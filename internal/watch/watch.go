@@ -444,6 +444,10 @@ func (w *Watcher) placeDir(p string, d fs.DirEntry) bool {
 		}
 		reason = reasonKernel
 	}
+	if w.started && w.reasons[reason] == 0 { // at start, Run logs the fallback once
+		w.cfg.Log.Warn().Str("reason", reason).Str("dir", p).Dur("every", w.cfg.Rewalk).
+			Msg("change detection falls back to periodic re-walks for directories without a watch")
+	}
 	w.unwatched[p] = reason
 	w.reasons[reason]++
 	return false

@@ -282,3 +282,45 @@ func runWithEnv(t *testing.T, env []string, args ...string) (stdout, stderr stri
 	}
 	return out.String(), errb.String(), code
 }
+
+// The status page shows how changes are detected, and its "Sync now" button makes the daemon
+// sync (the file below has an old mtime and sits where the watcher would take 5 s to report).
+func TestWatchPageSyncNowButton(t *testing.T) {
+	t.Parallel()
+	s := newWatchStack(t, nil)
+	br := startBrowser(t)
+	s.startWatching()
+	p := br.NewPage(1280, 800)
+	p.Navigate("http://" + s.HTTPAddr + "/")
+	var line string
+	waitUntil(t, 30*time.Second, "the change detection line", func() error {
+		if err := p.Eval(`document.querySelector('[data-testid="watch"]').textContent`, &line); err != nil {
+			return err
+		}
+		if !strings.HasPrefix(line, "Change detection: ") {
+			return fmt.Errorf("watch line %q", line)
+		}
+		return nil
+	})
+	before := strings.Count(s.Daemon.Log(), `"reason":"requested"`)
+	p.Click(`[data-testid="sync-now"]`)
+	waitUntil(t, 30*time.Second, "a sync asked for by the button", func() error {
+		if n := strings.Count(s.Daemon.Log(), `"reason":"requested"`); n <= before {
+			return fmt.Errorf("%d requested syncs in the log", n)
+		}
+		return nil
+	})
+	var msg string
+	waitUntil(t, 30*time.Second, "the page confirms", func() error {
+		if err := p.Eval(`document.querySelector('[data-testid="message"]').textContent`, &msg); err != nil {
+			return err
+		}
+		if msg != "Sync requested." {
+			return fmt.Errorf("message %q", msg)
+		}
+		return nil
+	})
+	if probs := br.Problems(); len(probs) > 0 {
+		t.Errorf("the page reported problems (console errors, exceptions, CSP violations):\n%s", strings.Join(probs, "\n"))
+	}
+}
