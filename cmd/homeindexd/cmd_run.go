@@ -18,7 +18,7 @@ import (
 const shutdownTimeout = 10 * time.Second
 
 func cmdRun(ctx context.Context, e env, args []string) error {
-	fs := newFlags(e, "run", "run\n\nStart-up sync, then a sync on every CRON_EXPRESSION tick; SIGTERM or SIGINT stop it cleanly.")
+	fs := newFlags(e, "run", "run\n\nStart-up sync, then a sync on every CRON_EXPRESSION tick and shortly after any change in the\ntree (inotify watches, or re-walks past WATCH_LIMIT); SIGTERM or SIGINT stop it cleanly.")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 // Package scheduler decides when work happens: a start-up sync, then one sync per cron tick,
-// plus early syncs asked for by file-system events. Never two syncs at once: a tick that fires
-// while a sync runs is skipped and logged.
+// plus early syncs asked for by the change watcher and by requests (POST /api/sync). Never two
+// syncs at once: a tick that fires while a sync runs is skipped and logged; a change or request
+// that comes while a sync runs starts another one right after it.
 package scheduler
 
 import (
