@@ -8,6 +8,9 @@ run() { echo "== go test -run '^$' -bench '$2' $1"; go test -run '^$' -bench "$2
 run ./internal/scanner 'Walk100k|BareWalk' 5x
 run ./internal/scanner 'Hash$|ReadDiscard' 5x
 run ./internal/app 'InitialSync100k|ResyncUnchanged100k|BareWalkDirLstat100k' 3x
+# Change detection: watches placed over 100k files in 1,000 directories, the watcher's CPU per
+# 1,000 events, and the re-walk fallback's pass against a bare WalkDir+Lstat in the same run.
+run ./internal/watch 'Place100k|Events1000|Rewalk100k|BareWalkDirLstat100k' 3x
 run ./internal/search 'Ingest|Search' 1x
 run ./internal/queue 'Reap|Push' 2s
 run ./internal/queue 'Pipeline10k' 1x

@@ -18,7 +18,7 @@ import (
 const shutdownTimeout = 10 * time.Second
 
 func cmdRun(ctx context.Context, e env, args []string) error {
-	fs := newFlags(e, "run", "run\n\nStart-up sync, then a sync on every CRON_EXPRESSION tick; SIGTERM or SIGINT stop it cleanly.")
+	fs := newFlags(e, "run", "run\n\nStart-up sync, then a sync on every CRON_EXPRESSION tick and shortly after any change in the\ntree (inotify watches, or re-walks past WATCH_LIMIT); SIGTERM or SIGINT stop it cleanly.")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -38,6 +38,7 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer a.Close()
+	holdStateLock(a)
 	if err := a.ImportLegacy(ctx); err != nil {
 		return err
 	}
@@ -50,7 +51,10 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 			return err
 		}
 	}
-	opsSvc := ops.New(ops.Config{Version: version}, a, pipe, logging.Component(log, "ops"))
+	var sched *scheduler.Scheduler
+	requestSync, triggerSync := syncHooks(&sched)
+	opsSvc := ops.New(ops.Config{Version: version, RequestSync: requestSync, TriggerSync: triggerSync},
+		a, pipe, logging.Component(log, "ops"))
 	var srv *httpapi.Server
 	if cfg.HTTPAddr != "" {
 		opts := []httpapi.Option{
@@ -78,13 +82,16 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	sched := scheduler.New(cfg.Schedule, func(ctx context.Context, reason string) error {
-		_, err := a.SyncOnce(ctx, reason)
+	follow := &followUps{settle: cfg.Watch.Settle}
+	sched = scheduler.New(cfg.Schedule, func(ctx context.Context, reason string) error {
+		st, err := a.SyncOnce(ctx, reason)
 		if pipe != nil {
 			pipe.Wake()
 		}
+		follow.after(sched, st.Unsettled)
 		return err
 	}, logging.Component(log, "scheduler"))
+	watcher := a.NewWatcher(sched.Trigger)
 
 	var wg sync.WaitGroup
 	errc := make(chan error, 6)
@@ -101,9 +108,7 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 	spawn("outbox", func() error { return a.Outbox.Run(ctx) })
 	spawn("purge", func() error { return a.RunPurge(ctx) }) // missing documents past MISSING_RETENTION
 	opsSvc.SetSyncRequester(sched.Trigger)
-	spawn("watcher", func() error {
-		return scheduler.Watch(ctx, sched, logging.Component(log, "watch"), cfg.IndexDirectory, cfg.ArchiveDirectory)
-	})
+	spawn("watcher", func() error { return watcher.Run(ctx) })
 	if srv != nil {
 		spawn("http", srv.Serve)
 	}

@@ -48,6 +48,7 @@ func printStatus(w io.Writer, st *ops.Status) {
 		st.GeneratedAt.Sub(st.StartedAt).Round(time.Second), st.Pipeline.State, paused)
 	fmt.Fprintf(w, "documents: %d live, %d retired, %d paths; outbox %d pending (%d for the index)\n",
 		st.Documents.Live, st.Documents.Retired, st.Documents.Files, st.Index.OutboxPending, st.Index.IndexPending)
+	printWatch(w, st.Watch)
 	for _, e := range st.Errors {
 		fmt.Fprintf(w, "warning: %s\n", e)
 	}

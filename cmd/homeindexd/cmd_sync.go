@@ -2,14 +2,14 @@ package main
 
 import (
 	"context"
-
 	"encoding/json"
 	"fmt"
+
 	"github.com/homeindex/homeindex/internal/app"
 )
 
 func cmdSync(ctx context.Context, e env, args []string) error {
-	fs := newFlags(e, "sync", "sync [--json] [--confirm-missing]\n\nRuns one sync of INDEX_DIRECTORY into the catalog, writes the metadata directory and\nthe search index, prints the counts and exits 0.")
+	fs := newFlags(e, "sync", "sync [--json] [--confirm-missing]\n\nRuns one sync of INDEX_DIRECTORY into the catalog, writes the metadata directory and\nthe search index, prints the counts and exits 0. Beside a running daemon (it holds\nSTATE_DIRECTORY's lock) it asks that daemon to sync instead, through HTTP_ADDR.")
 	asJSON := fs.Bool("json", false, "print the counts as JSON")
 	confirmMissing := fs.Bool("confirm-missing", false, "carry out the removals a sync holds (a mass removal, files below emptied directories)")
 	if err := parseFlags(fs, args); err != nil {
@@ -22,11 +22,17 @@ func cmdSync(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if app.StateDirBusy(cfg.StateDirectory) { // a daemon runs here: it syncs (cmd_sync_daemon.go)
+		return syncViaDaemon(ctx, e, cfg, *asJSON, *confirmMissing)
+	}
 	a, err := app.Open(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
+	if !a.HoldStateLock() {
+		return syncViaDaemon(ctx, e, cfg, *asJSON, *confirmMissing)
+	}
 	if err := a.ImportLegacy(ctx); err != nil {
 		return err
 	}
@@ -36,6 +42,9 @@ func cmdSync(ctx context.Context, e env, args []string) error {
 		}
 	}
 	st, err := a.SyncOnce(ctx, "command")
+	if err == nil {
+		st, err = settleAndSync(ctx, e, a, st)
+	}
 	if err != nil {
 		return err
 	}
@@ -47,10 +56,7 @@ func cmdSync(ctx context.Context, e env, args []string) error {
 		return json.NewEncoder(e.stdout).Encode(map[string]any{"sync": st, "outbox": map[string]any{
 			"applied": res.Applied, "metadata_failed": res.MetaFailed, "index_pending": res.IndexPending}})
 	}
-	fmt.Fprintf(e.stdout, "walked %d, hashed %d (%d bytes), unchanged %d, added %d, modified %d, deleted %d, kept offline %d\n",
-		st.Walked, st.Hashed, st.HashedBytes, st.Unchanged, st.Added, st.Modified, st.Deleted, st.KeptOffline)
-	fmt.Fprintf(e.stdout, "documents: %d new, %d missing, %d retired, %d returned; %d errors; took %s\n",
-		st.NewDocs, st.MissingDocs, st.RetiredDocs, st.ReturnedDocs, st.Errors, st.Duration.Round(1e6))
+	printSyncStats(e, st)
 	printHeld(e, a, st)
 	fmt.Fprintf(e.stdout, "outbox: %d applied, %d metadata writes failed, %d index writes pending\n",
 		res.Applied, res.MetaFailed, res.IndexPending)

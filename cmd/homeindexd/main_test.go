@@ -59,6 +59,7 @@ func newDaemonEnv(t *testing.T, vars ...string) *daemonEnv {
 		"STATE_DIRECTORY":    filepath.Join(base, "state"),
 		"LOG_FORMAT":         "json",
 		"HTTP_ADDR":          "off",
+		"SETTLE_TIME":        "0",
 		"PATH":               os.Getenv("PATH"),
 	}}
 	for i := 0; i+1 < len(vars); i += 2 {

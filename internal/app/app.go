@@ -21,6 +21,7 @@ import (
 	"github.com/homeindex/homeindex/internal/metadata"
 	"github.com/homeindex/homeindex/internal/outbox"
 	"github.com/homeindex/homeindex/internal/search"
+	"github.com/homeindex/homeindex/internal/watch"
 )
 
 // Files in STATE_DIRECTORY.
@@ -39,6 +40,10 @@ type App struct {
 	Markers *filesync.Markers
 	Syncer  *filesync.Syncer
 	Outbox  *outbox.Applier
+	// Watcher is the change watcher while `run` runs one (NewWatcher), else nil.
+	Watcher *watch.Watcher
+
+	stateLock func() // releases STATE_DIRECTORY's lock (HoldStateLock); nil when not held
 
 	syncs syncState // last sync and counts, for status (progress.go)
 }
@@ -78,6 +83,7 @@ func Open(ctx context.Context, cfg *config.Config, log zerolog.Logger) (*App, er
 		FirstModule: func() string { return firstModule(cfg) },
 		HoldShare:   cfg.Missing.HoldShare,
 		HoldMin:     cfg.Missing.HoldMin,
+		SettleTime:  cfg.Watch.Settle,
 	}, cat, archive, a.Markers, logging.Component(log, "sync"))
 	a.Outbox = outbox.New(cat, a.Store, a.Index, a.Markers, logging.Component(log, "outbox"))
 	a.Outbox.ChunkOptions = chunk.Options{Tokens: cfg.Pipeline.ChunkTokens, Overlap: cfg.Pipeline.ChunkOverlap}
@@ -168,7 +174,7 @@ func (a *App) SyncOnce(ctx context.Context, reason string) (filesync.Stats, erro
 		Int("unchanged", st.Unchanged).Int("added", st.Added).Int("modified", st.Modified).Int("deleted", st.Deleted).
 		Int("kept_offline", st.KeptOffline).Int("new_documents", st.NewDocs).Int("missing_documents", st.MissingDocs).
 		Int("returned_documents", st.ReturnedDocs).Int("held", st.Held).Int("held_removals", st.HeldRemovals).
-		Int("errors", st.Errors).Msg("completed file sync")
+		Int("errors", st.Errors).Int("unsettled", st.Unsettled).Msg("completed file sync")
 	return st, err
 }
 
@@ -180,6 +186,10 @@ func (a *App) Close() error {
 	}
 	if a.Catalog != nil {
 		errs = append(errs, a.Catalog.Close())
+	}
+	if a.stateLock != nil {
+		a.stateLock()
+		a.stateLock = nil
 	}
 	return errors.Join(errs...)
 }

@@ -46,6 +46,7 @@ func newTestEnv(t *testing.T, vars ...string) *testEnv {
 		"STATE_DIRECTORY":    e.state,
 		"LOG_FORMAT":         "json",
 		"HTTP_ADDR":          "",
+		"SETTLE_TIME":        "0", // files are written just before each sync; settle_test.go covers it
 	}
 	for i := 0; i+1 < len(vars); i += 2 {
 		e.vars[vars[i]] = vars[i+1]

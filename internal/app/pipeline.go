@@ -95,7 +95,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	p.qp.Store(q)
 	defer q.Close()
 	stateDir := p.app.Config.StateDirectory
-	prev, release := predecessor(stateDir)
+	prev, release := p.app.predecessorOf(stateDir)
 	defer release()
 	for ctx.Err() == nil {
 		ok, err := q.TakeOverLock(ctx, prev, p.owner, lockTTL)

@@ -40,3 +40,42 @@ func recordOwner(stateDir, owner string) error {
 	}
 	return os.Rename(tmp, path)
 }
+
+// HoldStateLock takes STATE_DIRECTORY's lock for the life of the App (Close gives it back)
+// and says whether this process holds it now; false when another process does. `run` holds
+// it so that `homeindexd sync` beside it asks it to sync rather than writing the catalog too.
+func (a *App) HoldStateLock() bool {
+	if a.stateLock != nil {
+		return true
+	}
+	a.stateLock = lockStateDir(filepath.Join(a.Config.StateDirectory, processLockFile))
+	return a.stateLock != nil
+}
+
+// predecessorOf is predecessor for this App: when it holds the state lock already (a second
+// flock from the same process would fail), the recorded token is read as is.
+func (a *App) predecessorOf(stateDir string) (token string, release func()) {
+	if a.stateLock == nil {
+		return predecessor(stateDir)
+	}
+	b, err := os.ReadFile(filepath.Join(stateDir, lockOwnerFile))
+	if err != nil {
+		return "", func() {}
+	}
+	return strings.TrimSpace(string(b)), func() {}
+}
+
+// StateDirBusy says whether another process holds stateDir's lock (a running homeindexd). It
+// creates nothing: a state directory that does not exist yet is not busy.
+func StateDirBusy(stateDir string) bool {
+	path := filepath.Join(stateDir, processLockFile)
+	if _, err := os.Stat(path); err != nil || !canLockStateDir {
+		return false
+	}
+	release := lockStateDir(path)
+	if release == nil {
+		return true
+	}
+	release()
+	return false
+}

@@ -20,3 +20,6 @@ func lockStateDir(path string) (release func()) {
 	}
 	return func() { f.Close() }
 }
+
+// canLockStateDir: flock tells a live daemon from a dead one here.
+const canLockStateDir = true

@@ -112,6 +112,7 @@ type Config struct {
 	Pipeline Pipeline // dispatch, retry and chunking tuning
 
 	Missing Missing // MISSING_RETENTION, MISSING_HOLD_SHARE, MISSING_HOLD_MIN
+	Watch   Watch   // WATCH_LIMIT, REWALK_INTERVAL, SETTLE_TIME: change detection (watch.go)
 }
 
 // Meilisearch says where the search index lives.

@@ -47,6 +47,7 @@ func Load(getenv func(string) string, opts ...Option) (*Config, error) {
 	e.redis(c)
 	e.pipeline(c)
 	e.missing(c)
+	e.watch(c)
 	if len(e.problems) > 0 {
 		return nil, &Error{Problems: e.problems}
 	}

@@ -77,6 +77,7 @@ func TestLoadDefaults(t *testing.T) {
 			FailedMax:      10000,
 		},
 		Missing: Missing{Retention: 30 * 24 * time.Hour, HoldShare: 0.2, HoldMin: 100},
+		Watch:   Watch{Percent: 50, Rewalk: 30 * time.Second, Settle: 5 * time.Second},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %#v\nwant %#v", c, want)

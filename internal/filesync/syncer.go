@@ -35,6 +35,9 @@ type Config struct {
 	// holds those removals until the operator confirms. Both zero: no hold.
 	HoldShare float64
 	HoldMin   int
+	// SettleTime: a file modified less than this long ago is left for a later sync
+	// (Stats.Unsettled); 0 reads every file at once.
+	SettleTime time.Duration
 }
 
 // Syncer runs syncs. It is not safe for concurrent Sync calls: the scheduler serialises them.
@@ -46,6 +49,8 @@ type Syncer struct {
 	log     zerolog.Logger
 
 	progress progress // live counters of the sync in progress (Progress)
+	// settlingDrives appeared in a sync that left some of their files unsettled (settle.go).
+	settlingDrives map[string]bool
 
 	reportMu sync.Mutex
 	report   *MissingReport // the last sync's held directories and hold
@@ -76,7 +81,7 @@ func New(cfg Config, cat *catalog.Catalog, archive drives.Archive, markers *Mark
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Syncer{cfg: cfg, cat: cat, archive: archive, markers: markers, log: log}
+	return &Syncer{cfg: cfg, cat: cat, archive: archive, markers: markers, log: log, settlingDrives: map[string]bool{}}
 }
 
 // Stats counts what one sync did.
@@ -105,6 +110,8 @@ type Stats struct {
 	// HeldRemovals counts paths not found whose removal the mass-removal hold kept back.
 	HeldRemovals int `json:"held_removals"`
 	Errors       int `json:"errors"`
+	// Unsettled counts files left for a later sync because they were still being written.
+	Unsettled int `json:"unsettled"`
 }
 
 // Sync runs one full sync.
@@ -145,6 +152,7 @@ func (r *syncRun) do(ctx context.Context) error {
 	if err := r.refreshDrives(ctx); err != nil {
 		return err
 	}
+	r.reannounceSettling()
 	r.announceDrives() // known documents of a returning drive go first at once
 	if err := r.walk(ctx); err != nil {
 		return err

@@ -60,6 +60,10 @@ func (r *syncRun) walk(ctx context.Context) error {
 				confirmed = append(confirmed, change{e: e, id: old.DocID, keep: true})
 				return nil
 			}
+			if r.unsettled(e) {
+				r.noteUnsettled(e.Rel, "modified less than SETTLE_TIME ago")
+				return nil
+			}
 			r.s.progress.toHash.Add(1)
 			r.s.progress.toHashB.Add(e.Size)
 			select {
@@ -83,7 +87,7 @@ func (r *syncRun) walk(ctx context.Context) error {
 			continue
 		}
 		if res.Stat.Size != e.Size || res.Stat.MtimeNs != e.MtimeNs {
-			r.noteError(e.Rel, errors.New("file changed while it was read; next sync takes it"))
+			r.noteUnsettled(e.Rel, "changed while it was read")
 			continue
 		}
 		r.st.Hashed++

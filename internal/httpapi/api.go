@@ -43,6 +43,7 @@ func mountAPI(mux *http.ServeMux, svc *ops.Service, files Searcher) {
 		list, err := svc.Failed(r.Context(), r.URL.Query().Get("module"), limit)
 		reply(w, list, err)
 	})
+	mountSync(mux, svc)
 	mux.HandleFunc("GET /api/search", func(w http.ResponseWriter, r *http.Request) { searchHandler(w, r, files) })
 	post := func(path string, fn func(ctx context.Context, body []byte) (any, error)) {
 		mux.Handle("POST "+path, guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

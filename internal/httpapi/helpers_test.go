@@ -38,6 +38,7 @@ func startDaemon(t *testing.T, vars map[string]string, opts ...Option) *daemon {
 		"STATE_DIRECTORY":    filepath.Join(root, "state"),
 		"LOG_FORMAT":         "json",
 		"REAP_INTERVAL":      "100ms",
+		"SETTLE_TIME":        "0",
 	}
 	for k, v := range vars {
 		env[k] = v

@@ -78,6 +78,9 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 		mDrivePresent, mDriveFiles, mScrapeErrors, mMissingDocs, mMissingPurged, mHeldDirs, mHeldFiles, mMissingHold} {
 		ch <- d
 	}
+	for _, d := range watchDescs {
+		ch <- d
+	}
 }
 
 func (c collector) Collect(ch chan<- prometheus.Metric) {
@@ -192,6 +195,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(mDrives, float64(present), "present")
 	gauge(mDrives, float64(absent), "absent")
 	collectMissing(st.Missing, gauge, counter)
+	collectWatch(st, gauge, counter)
 }
 
 // collectMissing exports missing documents, held directories and the mass-removal hold.

@@ -1,6 +1,6 @@
 // Package httpapi serves the daemon's HTTP endpoints: /healthz (the process is alive),
 // /readyz (its dependencies answer), and with WithOps /metrics, /api/status, /api/failed,
-// /api/search and the POST actions (retry, pause, resume, requeue, failed/clear), which are
+// /api/search and the POST actions (retry, pause, resume, requeue, failed/clear, sync), which are
 // guarded against cross-site requests. Loopback by default; GET endpoints are read-only;
 // /debug/pprof only with WithPprof. With WithOps, "/" is the status page (page.go).
 package httpapi

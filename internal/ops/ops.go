@@ -59,6 +59,10 @@ type Config struct {
 	Version string
 	// TrimEvery is how often the FAILED_MAX bound is enforced. Zero means 5 s.
 	TrimEvery time.Duration
+	// RequestSync runs a sync now and waits for it; TriggerSync asks for one without waiting
+	// (POST /api/sync). Nil: no scheduler, the endpoint answers 503.
+	RequestSync func(ctx context.Context) error
+	TriggerSync func()
 }
 
 // Service answers the operator. Build it with New before the pipeline runs.

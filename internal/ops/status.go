@@ -9,6 +9,7 @@ import (
 	"github.com/homeindex/homeindex/internal/catalog"
 	"github.com/homeindex/homeindex/internal/drives"
 	"github.com/homeindex/homeindex/internal/queue"
+	"github.com/homeindex/homeindex/internal/watch"
 )
 
 // Status is the JSON of GET /api/status and `homeindexd status --json`; docs/api.md
@@ -26,6 +27,9 @@ type Status struct {
 	Index       IndexStatus      `json:"index"`
 	// Missing: missing documents, directories held as empty or unreadable, the mass-removal hold.
 	Missing MissingStatus `json:"missing"`
+	// Watch is how changes are detected (inotify watches, re-walk fallback); null when no
+	// watcher runs.
+	Watch *watch.Status `json:"watch"`
 	// Errors lists the parts that could not be read (Redis down: queue counts are then 0).
 	Errors []string `json:"errors"`
 }
@@ -204,6 +208,10 @@ func (s *Service) Status(ctx context.Context) (*Status, error) {
 	s.syncStatus(ctx, st, now)
 	if err := s.missingStatus(ctx, st); err != nil {
 		return nil, err
+	}
+	if w := s.app.Watcher; w != nil {
+		ws := w.Status()
+		st.Watch = &ws
 	}
 	if st.Index.OutboxPending, st.Index.IndexPending, err = cat.OutboxLen(ctx); err != nil {
 		return nil, err

@@ -2,8 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -108,84 +106,59 @@ func TestTickDuringSyncIsSkipped(t *testing.T) {
 	}
 }
 
-func TestFileEventTriggersEarlySync(t *testing.T) {
-	dir := t.TempDir()
+// A change reported while a sync runs starts another sync after it: the running walk may
+// have passed the changed directory already.
+func TestTriggerDuringSyncRunsAnotherAfterIt(t *testing.T) {
 	r := newRecorder()
+	r.hold = make(chan struct{})
 	yearly, _ := cron.ParseStandard("0 0 1 1 *")
 	s := New(yearly, r.sync, zerolog.Nop())
 	s.MinEarlyGap = 0
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go s.Run(ctx)
-	watching := make(chan struct{})
-	go func() {
-		close(watching)
-		_ = Watch(ctx, s, zerolog.Nop(), dir, filepath.Join(dir, "missing"))
-	}()
-	<-watching
+	done := make(chan error)
+	go func() { done <- s.Run(ctx) }()
 	waitReason(t, r, "startup")
-	// The watcher starts asynchronously: keep creating files until one is seen.
-	deadline := time.After(10 * time.Second)
-	for i := 0; ; i++ {
-		os.WriteFile(filepath.Join(dir, "new-"+string(rune('a'+i%26))), []byte("x"), 0o644)
-		select {
-		case got := <-r.started:
-			if got != "file event" {
-				t.Fatalf("reason %q", got)
-			}
-			return
-		case <-deadline:
-			t.Fatal("no early sync after a file event")
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+	s.Trigger("file changes (3)")
+	r.hold <- struct{}{} // the start-up sync ends; the trigger came while it ran
+	waitReason(t, r, "file changes (3)")
+	r.hold <- struct{}{}
+	cancel()
+	<-done
 }
 
-func TestMarkerWritesDoNotTriggerSyncs(t *testing.T) {
-	dir := t.TempDir()
+// Request starts a sync at once, or after the running one, and returns that sync's result.
+func TestRequestWaitsForItsOwnSync(t *testing.T) {
 	r := newRecorder()
+	r.hold = make(chan struct{})
 	yearly, _ := cron.ParseStandard("0 0 1 1 *")
 	s := New(yearly, r.sync, zerolog.Nop())
-	s.MinEarlyGap = 0
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go s.Run(ctx)
-	go func() { _ = Watch(ctx, s, zerolog.Nop(), dir) }()
 	waitReason(t, r, "startup")
-	// Prove the watcher is live first (it starts asynchronously), so the marker check below
-	// cannot pass merely because nobody was watching yet.
-	deadline := time.After(10 * time.Second)
-	for live := false; !live; {
-		os.WriteFile(filepath.Join(dir, "real.txt"), []byte("x"), 0o644)
-		select {
-		case got := <-r.started:
-			if got != "file event" {
-				t.Fatalf("reason %q", got)
-			}
-			live = true
-		case <-deadline:
-			t.Fatal("no sync for a real file")
-		case <-time.After(100 * time.Millisecond):
+	answered := make(chan error, 1)
+	go func() { answered <- s.Request(ctx, "api") }()
+	select { // bounded observation: the running start-up sync does not answer the request
+	case err := <-answered:
+		t.Fatalf("request answered by the sync already running (%v)", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	r.hold <- struct{}{}
+	waitReason(t, r, "api")
+	r.hold <- struct{}{}
+	select {
+	case err := <-answered:
+		if err != nil {
+			t.Fatal(err)
 		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("request not answered")
 	}
-	// Let syncs for the repeated real.txt writes settle: quiet for 500 ms.
-	for quiet := false; !quiet; {
-		select {
-		case <-r.started:
-		case <-time.After(500 * time.Millisecond):
-			quiet = true
-		}
+	// A request that ctx abandons returns ctx's error.
+	short, stop := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer stop()
+	close(r.hold)
+	if err := s.Request(short, "api"); err != nil && err != context.DeadlineExceeded {
+		t.Fatalf("abandoned request: %v", err)
 	}
-	for i := 0; i < 20; i++ {
-		os.WriteFile(filepath.Join(dir, "drive1-status-ready"), []byte("x"), 0o644)
-		os.WriteFile(filepath.Join(dir, "drive1-status-pending"), []byte("x"), 0o644)
-	}
-	select { // bounded observation: marker writes alone start nothing
-	case got := <-r.started:
-		t.Fatalf("marker writes started a sync (%q)", got)
-	case <-time.After(time.Second):
-	}
-	// A real file still does: one write, the watcher is known to be live.
-	os.WriteFile(filepath.Join(dir, "other.txt"), []byte("x"), 0o644)
-	waitReason(t, r, "file event")
 }

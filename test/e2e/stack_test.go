@@ -87,6 +87,9 @@ func newStack(t *testing.T, modules []module, opts ...stackOption) *stack {
 		"RETRY_BASE":         "100ms",
 		"RETRY_MAX":          "500ms",
 		"MAX_ATTEMPTS":       "5",
+		// Files written just before a sync are taken after 1 s rather than 5 s; the watch_*
+		// tests run with the default.
+		"SETTLE_TIME": "1s",
 	})
 	for _, o := range opts {
 		o(s)

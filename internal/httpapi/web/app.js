@@ -267,6 +267,37 @@
     refresh();
   }
 
+  // renderWatch says how changes are detected: inotify watches, or the re-walk fallback.
+  function renderWatch(st) {
+    const w = st.watch;
+    if (!w) {
+      $("watch").textContent = "";
+      return;
+    }
+    let text = "Change detection: " + num(w.watches) + " of " + num(w.budget) + " watches";
+    if (w.fallback) {
+      text += "; " + num(w.unwatched_dirs) + " director" + (w.unwatched_dirs === 1 ? "y" : "ies") +
+        " re-walked every " + seconds(w.rewalk_interval_seconds) + " (" + w.fallback_reasons.join(", ") + ")";
+    }
+    $("watch").textContent = text + (w.pending ? "; changes waiting to settle." : ".");
+    $("watch").setAttribute("data-fallback", w.fallback ? "true" : "false");
+  }
+
+  // syncNow asks the daemon for a sync without waiting; the sync line shows its progress.
+  async function syncNow() {
+    const btn = $("sync-now");
+    btn.disabled = true;
+    try {
+      await post("/api/sync", { wait: false });
+      say("Sync requested.", "ok");
+    } catch (e) {
+      say("Could not start a sync: " + e.message, "error");
+    } finally {
+      btn.disabled = false;
+    }
+    refresh();
+  }
+
   async function refresh() {
     clearTimeout(timer);
     if (inFlight) {
@@ -278,6 +309,7 @@
       const [st, failed] = await Promise.all([getJSON("/api/status"), getJSON("/api/failed?limit=100")]);
       renderHeader(st);
       renderOverview(st);
+      renderWatch(st);
       renderModules(st);
       renderDrives(st);
       renderFailures(failed);
@@ -356,6 +388,7 @@
       clearTimeout(searchTimer);
       searchTimer = setTimeout(search, SEARCH_DELAY_MS);
     });
+    $("sync-now").addEventListener("click", syncNow);
     const all = $("retry-all");
     all.addEventListener("click", () => act(all, "/api/retry", { all: true }, (r) =>
       "Retried " + r.total + " job" + (r.total === 1 ? "" : "s") +
