@@ -21,6 +21,9 @@ func cmdSync(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := cfg.CheckIndexDirectory(); err != nil {
+		return err // before anything is created
+	}
 	a, err := app.Open(ctx, cfg, log)
 	if err != nil {
 		return err
