@@ -54,20 +54,20 @@ type DocumentCounts struct {
 
 // ModuleStatus is where one module stands. See docs/api.md for each count's meaning.
 type ModuleStatus struct {
-	Name           string    `json:"name"`
-	UID            string    `json:"uid"`
-	Position       int       `json:"position"`
-	Paused         bool      `json:"paused"`
-	Waiting        int64     `json:"waiting"`
-	WaitingOffline int64     `json:"waiting_offline"`
-	Queued         int64     `json:"queued"`
-	Retrying       int64     `json:"retrying"`
-	InFlight       int64     `json:"in_flight"`
-	Merging        int64     `json:"merging"`
+	Name           string `json:"name"`
+	UID            string `json:"uid"`
+	Position       int    `json:"position"`
+	Paused         bool   `json:"paused"`
+	Waiting        int64  `json:"waiting"`
+	WaitingOffline int64  `json:"waiting_offline"`
+	Queued         int64  `json:"queued"`
+	Retrying       int64  `json:"retrying"`
+	InFlight       int64  `json:"in_flight"`
+	Merging        int64  `json:"merging"`
 	// Recovering counts jobs the catalog dispatched whose Redis item is not there (yet): after
 	// a crash until the dispatcher forgets and re-dispatches them, or while Redis cannot be
 	// read. They are work not done, never "nothing waiting".
-	Recovering int64 `json:"recovering"`
+	Recovering     int64     `json:"recovering"`
 	Done           int64     `json:"done"`
 	Parked         int64     `json:"parked"`
 	ParkedDropped  int64     `json:"parked_dropped"`
