@@ -29,6 +29,9 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := cfg.CheckIndexDirectory(); err != nil {
+		return err // before anything is created
+	}
 	log.Info().Str("version", version).Str("index_directory", cfg.IndexDirectory).
 		Str("metadata_directory", cfg.MetadataDirectory).Str("archive_directory", cfg.ArchiveDirectory).
 		Str("state_directory", cfg.StateDirectory).Str("cron", cfg.CronExpression).

@@ -48,6 +48,14 @@ func printStatus(w io.Writer, st *ops.Status) {
 		st.GeneratedAt.Sub(st.StartedAt).Round(time.Second), st.Pipeline.State, paused)
 	fmt.Fprintf(w, "documents: %d live, %d retired, %d paths; outbox %d pending (%d for the index)\n",
 		st.Documents.Live, st.Documents.Retired, st.Documents.Files, st.Index.OutboxPending, st.Index.IndexPending)
+	if st.Pipeline.Reason != "" {
+		since := ""
+		if st.Pipeline.Since != nil {
+			since = fmt.Sprintf(" (since %s, %s ago)", st.Pipeline.Since.Local().Format(time.DateTime),
+				st.GeneratedAt.Sub(*st.Pipeline.Since).Round(time.Second))
+		}
+		fmt.Fprintf(w, "pipeline %s: %s%s\n", st.Pipeline.State, st.Pipeline.Reason, since)
+	}
 	printWatch(w, st.Watch)
 	for _, e := range st.Errors {
 		fmt.Fprintf(w, "warning: %s\n", e)
@@ -56,7 +64,7 @@ func printStatus(w io.Writer, st *ops.Status) {
 	if len(st.Modules) > 0 {
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "MODULE\tSTATE\tWAITING\tOFFLINE\tQUEUED\tIN FLIGHT\tMERGING\tDONE\tPARKED\tOLDEST\tPER MIN\tETA")
+		fmt.Fprintln(tw, "MODULE\tSTATE\tWAITING\tOFFLINE\tRECOVERING\tQUEUED\tIN FLIGHT\tMERGING\tDONE\tPARKED\tOLDEST\tPER MIN\tETA")
 		for _, m := range st.Modules {
 			state := "active"
 			if m.Paused {
@@ -66,8 +74,8 @@ func printStatus(w io.Writer, st *ops.Status) {
 			if m.OldestWaitingSeconds != nil {
 				oldest = (time.Duration(*m.OldestWaitingSeconds * float64(time.Second))).Round(time.Second).String()
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t%s\n", m.Name, state, m.Waiting, m.WaitingOffline,
-				m.Queued, m.InFlight, m.Merging, m.Done, m.Parked, oldest, m.ThroughputPerMinute, m.ETA)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t%s\n", m.Name, state, m.Waiting, m.WaitingOffline,
+				m.Recovering, m.Queued, m.InFlight, m.Merging, m.Done, m.Parked, oldest, m.ThroughputPerMinute, m.ETA)
 		}
 		tw.Flush()
 		for _, m := range st.Modules {
@@ -87,7 +95,7 @@ func printStatus(w io.Writer, st *ops.Status) {
 	if len(st.Drives) > 0 {
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "DRIVE\tPRESENT\tMARKER\tFILES\tPENDING\tDONE\tFAILED")
+		fmt.Fprintln(tw, "DRIVE\tPRESENT\tMARKER\tSTATE\tFILES\tPENDING\tDONE\tFAILED")
 		for _, d := range st.Drives {
 			present, marker := "no", d.Marker
 			if d.Present {
@@ -96,7 +104,7 @@ func printStatus(w io.Writer, st *ops.Status) {
 			if marker == "" {
 				marker = "-"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\n", d.Name, present, marker, d.Files, d.Pending, d.Done, d.Failed)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\n", d.Name, present, marker, d.State, d.Files, d.Pending, d.Done, d.Failed)
 		}
 		tw.Flush()
 	}

@@ -22,6 +22,9 @@ func cmdSync(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := cfg.CheckIndexDirectory(); err != nil {
+		return err // before anything is created
+	}
 	if app.StateDirBusy(cfg.StateDirectory) { // a daemon runs here: it syncs (cmd_sync_daemon.go)
 		return syncViaDaemon(ctx, e, cfg, *asJSON, *confirmMissing)
 	}

@@ -70,6 +70,9 @@ func Open(ctx context.Context, cfg *config.Config, log zerolog.Logger) (*App, er
 		a.Close()
 		return nil, err
 	}
+	if wrapIndex != nil {
+		a.Index = wrapIndex(cfg, a.Index)
+	}
 	archive := drives.New(cfg.ArchiveDirectory)
 	if err := archive.CleanTemp(); err != nil {
 		log.Warn().Err(err).Msg("stale marker temporary files not removed")
@@ -103,6 +106,9 @@ func Open(ctx context.Context, cfg *config.Config, log zerolog.Logger) (*App, er
 	}
 	return a, nil
 }
+
+// wrapIndex, when set (by tests only), wraps the index Open opened, e.g. to count its writes.
+var wrapIndex func(cfg *config.Config, idx search.Index) search.Index
 
 func firstModule(cfg *config.Config) string {
 	if len(cfg.Modules) == 0 {

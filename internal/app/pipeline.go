@@ -43,6 +43,7 @@ type Pipeline struct {
 	ready     chan struct{}
 	readyOnce sync.Once
 	pauses    *scheduler.Pauses
+	cond      atomic.Pointer[Condition]
 	// OnFinished, when set before Run, is called after each job the merger finishes (merged,
 	// or parked on a module-reported failure). It must not block.
 	OnFinished func(module, docID string)
@@ -75,6 +76,29 @@ func (a *App) NewPipeline() *Pipeline {
 	return p
 }
 
+// Condition is why the pipeline is not running (yet), and since when: Redis unreachable,
+// another daemon holding the lock, preparing the queues. Reason is "" while it runs.
+type Condition struct {
+	Reason string
+	Since  time.Time
+}
+
+// Condition returns the pipeline's current condition.
+func (p *Pipeline) Condition() Condition {
+	if c := p.cond.Load(); c != nil {
+		return *c
+	}
+	return Condition{Reason: "connecting to Redis"}
+}
+
+// setCondition records a new reason; the since-time stays while the reason does not change.
+func (p *Pipeline) setCondition(reason string) {
+	if c := p.cond.Load(); c != nil && c.Reason == reason {
+		return
+	}
+	p.cond.Store(&Condition{Reason: reason, Since: time.Now()})
+}
+
 // Ready is closed once the pipeline holds the lock and runs.
 func (p *Pipeline) Ready() <-chan struct{} { return p.ready }
 
@@ -88,8 +112,12 @@ func (p *Pipeline) Wake() {
 // Run connects to Redis, waits for the daemon lock (a second daemon on the same Redis is a
 // standby), prepares Redis from the catalog and runs the loops until ctx ends.
 func (p *Pipeline) Run(ctx context.Context) error {
+	p.setCondition("connecting to Redis")
 	q, err := p.connect(ctx)
 	if err != nil || q == nil {
+		if err != nil {
+			p.setCondition("redis refused: " + err.Error())
+		}
 		return err
 	}
 	p.qp.Store(q)
@@ -108,6 +136,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		}
 		if err == nil && !ok {
 			holder, _, _ := q.LockHolder(ctx)
+			p.setCondition("standby: another homeindexd holds the Redis lock (" + holder + ")")
 			p.log.Info().Str("holder", holder).Msg("standby: another homeindexd holds the Redis lock; waiting to take over")
 			err = q.WaitLock(ctx, p.owner, lockTTL, time.Second)
 		}
@@ -115,6 +144,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return nil
 			}
+			p.setCondition("redis unreachable: " + err.Error())
 			p.log.Warn().Err(err).Msg("daemon lock not taken; retrying")
 			if !sleepCtx(ctx, connectBackof) {
 				return nil
@@ -136,6 +166,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		}
 		// Redis went away or the catalog failed mid-way: the file sync goes on; the pipeline
 		// starts over (lock, epoch, module changes) once Redis answers again.
+		p.setCondition("module pipeline stopped: " + err.Error())
 		p.log.Warn().Err(err).Dur("retry_in", connectBackof).Msg("module pipeline stopped; restarting it")
 		_ = q.ReleaseLock(context.WithoutCancel(ctx), p.owner)
 		if !sleepCtx(ctx, connectBackof) {
@@ -161,6 +192,7 @@ func (p *Pipeline) connect(ctx context.Context) (*queue.Client, error) {
 		if rerr := queue.Refused(err); rerr != nil {
 			return nil, rerr // wrong credentials, ACL or certificate: retrying cannot help
 		}
+		p.setCondition("redis unreachable at " + opts.String() + ": " + err.Error())
 		if !logged {
 			p.log.Warn().Err(err).Str("redis", opts.String()).Msg("redis unreachable; retrying every 5 s")
 			logged = true
@@ -173,6 +205,7 @@ func (p *Pipeline) connect(ctx context.Context) (*queue.Client, error) {
 
 // active prepares Redis and runs the loops while the lock is held.
 func (p *Pipeline) active(ctx context.Context) error {
+	p.setCondition("preparing the queues (epoch, MODULES changes, parked jobs)")
 	if err := p.checkEpoch(ctx); err != nil {
 		return err
 	}
@@ -231,6 +264,7 @@ func (p *Pipeline) active(ctx context.Context) error {
 	run("merger", merger.Run)
 	run("lock", p.keepLock)
 	run("epoch", p.watchEpoch)
+	p.setCondition("")
 	p.readyOnce.Do(func() { close(p.ready) })
 	<-ctx.Done()
 	wg.Wait()

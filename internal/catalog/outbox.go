@@ -126,3 +126,37 @@ func (c *Catalog) DirtyKeys(ctx context.Context, keys []string) error {
 	}
 	return nil
 }
+
+// IndexSettled counts, in one statement, the live documents whose index entry is settled (no
+// index write of theirs waits in the outbox) and the documents, live or not, with an index
+// write pending. An index in line with the catalog holds every settled live document, plus at
+// most the pending ones (their write may already have happened once before).
+func (c *Catalog) IndexSettled(ctx context.Context) (settledLive, pending int64, err error) {
+	err = c.r.QueryRowContext(ctx, `SELECT
+		coalesce(sum(d.retired = 0 AND o.key IS NULL), 0),
+		(SELECT count(*) FROM outbox WHERE key >= 'doc:' AND key < 'doc;' AND index_done = 0)
+		FROM documents d LEFT JOIN outbox o ON o.key = 'doc:' || d.id AND o.index_done = 0`).Scan(&settledLive, &pending)
+	if err != nil {
+		return 0, 0, fmt.Errorf("catalog: settled index count: %w", err)
+	}
+	return settledLive, pending, nil
+}
+
+// IndexPendingDocs calls fn with the id of every document that has an index write pending.
+func (c *Catalog) IndexPendingDocs(ctx context.Context, fn func(id string) error) error {
+	rows, err := c.r.QueryContext(ctx, `SELECT key FROM outbox WHERE key >= 'doc:' AND key < 'doc;' AND index_done = 0`)
+	if err != nil {
+		return fmt.Errorf("catalog: pending index writes: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return err
+		}
+		if err := fn(strings.TrimPrefix(k, KeyDoc)); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}

@@ -33,7 +33,7 @@ type ModuleCount struct {
 	// Parked: job rows in state parked.
 	Parked int64
 	// Done: live documents past the module in the chain (merged, or skipped by its check),
-	// minus those parked in it.
+	// minus those with a job of the module: parked, or parked and retried (running again).
 	Done int64
 }
 
@@ -80,18 +80,40 @@ func (c *Catalog) ModuleCounts(ctx context.Context, pipeline []string, live int6
 		return nil, err
 	}
 	var dueUpTo int64 // documents due at this module or an earlier one
-	for _, m := range pipeline {
+	for i, m := range pipeline {
 		mc := ModuleCount{Dispatched: jobs[m][JobQueued], Parked: jobs[m][JobParked], WaitingOffline: offline[m]}
 		dueUpTo += avail[m] + offline[m]
-		var dispatched, parkedPast int64
-		if err := c.r.QueryRowContext(ctx, `SELECT
-			coalesce(sum(j.state = 'queued' AND d.next = ? AND d.dispatch_tier IS NOT NULL), 0),
-			coalesce(sum(j.state = 'parked' AND d.next != ?), 0)
-			FROM jobs j JOIN documents d ON d.id = j.doc_id WHERE j.module = ? AND d.retired = 0`, m, m, m).Scan(&dispatched, &parkedPast); err != nil {
+		// Job rows of m by the document's next: queued rows of documents due at m are the
+		// window the dispatcher sent (not waiting any more); every row of a document that
+		// moved past m (parked, or parked then retried and running again) is not done in m.
+		rows, err := c.r.QueryContext(ctx, `SELECT d.next, j.state = 'queued' AND d.dispatch_tier IS NOT NULL, count(*)
+			FROM jobs j JOIN documents d ON d.id = j.doc_id WHERE j.module = ? AND d.retired = 0 GROUP BY 1, 2`, m)
+		if err != nil {
 			return nil, fmt.Errorf("catalog: module counts %s: %w", m, err)
 		}
+		var dispatched, past int64
+		for rows.Next() {
+			var next string
+			var queuedAvail bool
+			var n int64
+			if err := rows.Scan(&next, &queuedAvail, &n); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			p, known := pos[next]
+			switch {
+			case next == m && queuedAvail:
+				dispatched += n
+			case next == "" || known && p > i:
+				past += n
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
 		mc.Waiting = max(avail[m]-dispatched, 0)
-		mc.Done = max(live-dueUpTo-unknown-parkedPast, 0)
+		mc.Done = max(live-dueUpTo-unknown-past, 0)
 		out[m] = mc
 	}
 	return out, nil

@@ -77,6 +77,9 @@ type Config struct {
 	StateDirectory    string // STATE_DIRECTORY: catalog and modules_state.json; default /home-index
 	ArchiveDirectory  string // ARCHIVE_DIRECTORY: one subdirectory per drive; default $INDEX_DIRECTORY/archive
 
+	// indexVar names the variable IndexDirectory came from (INDEX_DIRECTORY or its alias).
+	indexVar string
+
 	// ArchiveRel is ArchiveDirectory relative to IndexDirectory, slash-separated, never "".
 	ArchiveRel string
 	// MetadataRel is MetadataDirectory relative to IndexDirectory, or "" when it lies outside:

@@ -1,6 +1,10 @@
 package config
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -10,6 +14,7 @@ import (
 func (e *env) directories(c *Config) {
 	index, indexVar := e.aliased(envIndexDirectory, envFilesDirectory, DefaultIndexDirectory, samePath)
 	indexOK := e.absolute(indexVar, index, &c.IndexDirectory)
+	c.indexVar = indexVar
 	metaOK := e.absolute(envMetadataDirectory, e.str(envMetadataDirectory, DefaultMetadataDirectory), &c.MetadataDirectory)
 	stateOK := e.absolute(envStateDirectory, e.str(envStateDirectory, DefaultStateDirectory), &c.StateDirectory)
 
@@ -36,6 +41,28 @@ func (e *env) directories(c *Config) {
 	// they would be taken for one or vanish with one.
 	e.ownDirectory(envMetadataDirectory, metaOK, c.MetadataDirectory, indexVar, c, &c.MetadataRel)
 	e.ownDirectory(envStateDirectory, stateOK, c.StateDirectory, indexVar, c, &c.StateRel)
+}
+
+// CheckIndexDirectory reports, as *Error, an IndexDirectory that does not exist or is not a
+// directory. The commands that sync call it before they create anything: the defaults are
+// container paths, and a daemon started elsewhere with a mistyped or unmounted path must say so
+// rather than leave an empty state and metadata directory behind.
+func (c *Config) CheckIndexDirectory() error {
+	name := c.indexVar
+	if name == "" {
+		name = envIndexDirectory
+	}
+	fi, err := os.Stat(c.IndexDirectory)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return &Error{Problems: []string{fmt.Sprintf("%s %q: does not exist; set %s to the folder to index (the default %s is the path inside the container)",
+			name, c.IndexDirectory, name, DefaultIndexDirectory)}}
+	case err != nil:
+		return &Error{Problems: []string{fmt.Sprintf("%s %q: %v", name, c.IndexDirectory, err)}}
+	case !fi.IsDir():
+		return &Error{Problems: []string{fmt.Sprintf("%s %q: is not a directory", name, c.IndexDirectory)}}
+	}
+	return nil
 }
 
 // ownDirectory checks a directory the daemon writes to against the index and archive

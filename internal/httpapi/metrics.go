@@ -32,7 +32,7 @@ var (
 	mRedisErrors    = desc("redis_errors_total", "Redis commands and dials that failed for want of a connection.")
 	mDocuments      = desc("documents", "Documents in the catalog by state (live: indexed; retired: content gone, module output kept).", "state")
 	mFiles          = desc("files", "Paths in the catalog.")
-	mQueue          = desc("queue_jobs", "Jobs per module and state: waiting (catalog, not dispatched), waiting_offline (drive absent), queued and retrying (in Redis, not started), in_flight (held by a worker), merging (result awaiting merge), parked (failed MAX_ATTEMPTS times).", "module", "state")
+	mQueue          = desc("queue_jobs", "Jobs per module and state: waiting (catalog, not dispatched), waiting_offline (drive absent), recovering (dispatched, not in Redis: re-dispatched after a crash), queued and retrying (in Redis, not started), in_flight (held by a worker), merging (result awaiting merge), parked (failed MAX_ATTEMPTS times).", "module", "state")
 	mDone           = desc("module_done_documents", "Live documents past the module in the chain (merged or skipped), not parked in it.", "module")
 	mOldest         = desc("queue_oldest_waiting_seconds", "Age of the oldest job waiting in the module's Redis queues, since its first dispatch (0 when none waits).", "module")
 	mPaused         = desc("module_paused", "1 when the module is paused (no new dispatches).", "module")
@@ -56,6 +56,7 @@ var (
 	mIndexLag       = desc("index_lag_keys", "Catalog changes not yet applied to the search index.")
 	mDrives         = desc("drives", "Archive drives by presence.", "state")
 	mDrivePresent   = desc("drive_present", "1 when the drive is present (its directory exists and is not empty).", "drive")
+	mDriveState     = desc("drive_state", "1 for the drive's state, 0 for the others: pending (files wait for a module), ready, ready_with_failures (nothing waits, a module parked some files). The marker file keeps pending and ready only.", "drive", "state")
 	mDriveFiles     = desc("drive_files", "Paths on the drive by state: pending (a module is due), done, failed (a module parked it).", "drive", "state")
 	mMissingDocs    = desc("missing_documents", "Documents whose files all disappeared: out of the index, by-id directory kept until MISSING_RETENTION ends.")
 	mMissingPurged  = desc("missing_purged_total", "Missing documents purged after MISSING_RETENTION (persisted across restarts).")
@@ -75,7 +76,7 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{mBuild, mUp, mRedisErrors, mDocuments, mFiles, mQueue, mDone, mOldest, mPaused,
 		mFinished, mParkedDropped, mResults, mRejectedFields, mReaper, mDispatched, mWithdrawn, mQuarantine, mQuarantineDrop,
 		mSyncs, mSyncRunning, mSyncDuration, mSyncTime, mSyncFiles, mSyncBytes, mSyncWalked, mOutbox, mIndexLag, mDrives,
-		mDrivePresent, mDriveFiles, mScrapeErrors, mMissingDocs, mMissingPurged, mHeldDirs, mHeldFiles, mMissingHold} {
+		mDrivePresent, mDriveState, mDriveFiles, mScrapeErrors, mMissingDocs, mMissingPurged, mHeldDirs, mHeldFiles, mMissingHold} {
 		ch <- d
 	}
 	for _, d := range watchDescs {
@@ -117,7 +118,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(mDocuments, float64(st.Documents.Retired), "retired")
 	gauge(mFiles, float64(st.Documents.Files))
 	for _, m := range st.Modules {
-		for state, v := range map[string]int64{"waiting": m.Waiting, "waiting_offline": m.WaitingOffline, "queued": m.Queued - m.Retrying,
+		for state, v := range map[string]int64{"waiting": m.Waiting, "waiting_offline": m.WaitingOffline, "recovering": m.Recovering, "queued": m.Queued - m.Retrying,
 			"retrying": m.Retrying, "in_flight": m.InFlight, "merging": m.Merging, "parked": m.Parked} {
 			gauge(mQueue, float64(v), m.Name, state)
 		}
@@ -188,6 +189,13 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			p = 1
 		}
 		gauge(mDrivePresent, p, d.Name)
+		for _, state := range []string{ops.DrivePending, ops.DriveReady, ops.DriveReadyWithFailures} {
+			v := 0.0
+			if d.State == state {
+				v = 1
+			}
+			gauge(mDriveState, v, d.Name, state)
+		}
 		gauge(mDriveFiles, float64(d.Pending), d.Name, "pending")
 		gauge(mDriveFiles, float64(d.Done), d.Name, "done")
 		gauge(mDriveFiles, float64(d.Failed), d.Name, "failed")

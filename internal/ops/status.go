@@ -42,10 +42,13 @@ const (
 	PipelineUnreachable = "redis_down" // was active, Redis does not answer now
 )
 
-// PipelineStatus says whether the module pipeline runs.
+// PipelineStatus says whether the module pipeline runs and, when it does not, why and since
+// when (Reason "" and Since null while it is active).
 type PipelineStatus struct {
-	State  string   `json:"state"`
-	Paused []string `json:"paused"`
+	State  string     `json:"state"`
+	Reason string     `json:"reason"`
+	Since  *time.Time `json:"since"`
+	Paused []string   `json:"paused"`
 }
 
 // DocumentCounts counts documents in the catalog.
@@ -57,16 +60,20 @@ type DocumentCounts struct {
 
 // ModuleStatus is where one module stands. See docs/api.md for each count's meaning.
 type ModuleStatus struct {
-	Name           string    `json:"name"`
-	UID            string    `json:"uid"`
-	Position       int       `json:"position"`
-	Paused         bool      `json:"paused"`
-	Waiting        int64     `json:"waiting"`
-	WaitingOffline int64     `json:"waiting_offline"`
-	Queued         int64     `json:"queued"`
-	Retrying       int64     `json:"retrying"`
-	InFlight       int64     `json:"in_flight"`
-	Merging        int64     `json:"merging"`
+	Name           string `json:"name"`
+	UID            string `json:"uid"`
+	Position       int    `json:"position"`
+	Paused         bool   `json:"paused"`
+	Waiting        int64  `json:"waiting"`
+	WaitingOffline int64  `json:"waiting_offline"`
+	Queued         int64  `json:"queued"`
+	Retrying       int64  `json:"retrying"`
+	InFlight       int64  `json:"in_flight"`
+	Merging        int64  `json:"merging"`
+	// Recovering counts jobs the catalog dispatched whose Redis item is not there (yet): after
+	// a crash until the dispatcher forgets and re-dispatches them, or while Redis cannot be
+	// read. They are work not done, never "nothing waiting".
+	Recovering     int64     `json:"recovering"`
 	Done           int64     `json:"done"`
 	Parked         int64     `json:"parked"`
 	ParkedDropped  int64     `json:"parked_dropped"`
@@ -101,7 +108,18 @@ type DriveStatus struct {
 	Pending int64  `json:"pending"`
 	Done    int64  `json:"done"`
 	Failed  int64  `json:"failed"`
+	// State is "pending" (files wait for a module), "ready", or "ready_with_failures" (nothing
+	// waits, but a module parked some of its files). The marker file on the drive keeps the
+	// two states pending and ready.
+	State string `json:"state"`
 }
+
+// Drive states.
+const (
+	DrivePending           = "pending"
+	DriveReady             = "ready"
+	DriveReadyWithFailures = "ready_with_failures"
+)
 
 // SyncStatus is the running sync's progress and the last finished sync.
 type SyncStatus struct {
@@ -191,6 +209,7 @@ func (s *Service) Status(ctx context.Context) (*Status, error) {
 	st := &Status{Version: s.cfg.Version, GeneratedAt: now.UTC(), StartedAt: s.started.UTC(),
 		Modules: []ModuleStatus{}, Drives: []DriveStatus{}, Errors: []string{}}
 	st.Pipeline = PipelineStatus{State: s.pipelineState(), Paused: []string{}}
+	st.Pipeline.Reason, st.Pipeline.Since = s.pipelineReason(st.Pipeline.State)
 	if s.pipe != nil {
 		st.Pipeline.Paused = append(st.Pipeline.Paused, s.pipe.Pauses().List()...)
 	}
@@ -250,6 +269,30 @@ func (s *Service) pipelineState() string {
 	return PipelineActive
 }
 
+// pipelineReason says why the pipeline is in state, and since when ("" and nil when active or
+// off).
+func (s *Service) pipelineReason(state string) (string, *time.Time) {
+	var reason string
+	var since time.Time
+	switch state {
+	case PipelineStarting:
+		c := s.pipe.Condition()
+		reason, since = c.Reason, c.Since
+	case PipelineUnreachable:
+		reason = "redis unreachable"
+		if q := s.pipe.Queue(); q != nil {
+			if o, ok := q.Down(); ok {
+				reason, since = "redis unreachable: "+o.Err, o.Since
+			}
+		}
+	}
+	if since.IsZero() {
+		return reason, nil
+	}
+	t := since.UTC()
+	return reason, &t
+}
+
 func (s *Service) moduleStatus(ctx context.Context, st *Status, now time.Time) error {
 	names := s.app.Config.ModuleNames()
 	if len(names) == 0 {
@@ -275,15 +318,21 @@ func (s *Service) moduleStatus(ctx context.Context, st *Status, now time.Time) e
 		for _, p := range parked {
 			ms.LatestFailures = append(ms.LatestFailures, failureOf(p))
 		}
+		// Dispatched jobs Redis cannot vouch for are recovering: all of them while the queues
+		// cannot be read, else those beyond the jobs Redis has in flight.
+		ms.Recovering = c.Dispatched
 		if q != nil && !redisFailed {
-			if err := queueCounts(ctx, q, &ms, now); err != nil {
+			var jobs int64
+			if jobs, err = queueCounts(ctx, q, &ms, now); err != nil {
 				st.Errors = append(st.Errors, "redis: "+err.Error())
 				redisFailed = true
+			} else {
+				ms.Recovering = max(c.Dispatched-jobs, 0)
 			}
 		}
 		w := s.rates.Window(m.Name, now)
 		ms.ThroughputPerMinute, ms.FinishedTotal = w.LastMinute, w.Total
-		backlog := ms.Waiting + ms.Queued + ms.InFlight + ms.Merging
+		backlog := ms.Waiting + ms.Recovering + ms.Queued + ms.InFlight + ms.Merging
 		if eta, ok := ETA(backlog, w, ms.Paused); ok {
 			secs := eta.Seconds()
 			ms.ETASeconds = &secs
@@ -299,23 +348,25 @@ func (s *Service) moduleStatus(ctx context.Context, st *Status, now time.Time) e
 	return nil
 }
 
-func queueCounts(ctx context.Context, q *queue.Client, ms *ModuleStatus, now time.Time) error {
+// queueCounts fills the Redis side of a module's status and returns how many jobs Redis has in
+// flight for it.
+func queueCounts(ctx context.Context, q *queue.Client, ms *ModuleStatus, now time.Time) (int64, error) {
 	n, err := q.Counts(ctx, ms.Name)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	ms.Queued, ms.Retrying = n.Check+n.Run+n.Retry, n.Retry
 	ms.InFlight = n.CheckProcessing + n.RunProcessing
 	ms.Merging = max(n.Jobs-ms.Queued-ms.InFlight, 0)
 	since, ok, err := q.OldestWaiting(ctx, ms.Name)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if ok {
 		age := max(now.Sub(since).Seconds(), 0)
 		ms.OldestWaitingSeconds = &age
 	}
-	return nil
+	return n.Jobs, nil
 }
 
 func failureOf(p catalog.ParkedJob) Failure {
@@ -329,7 +380,14 @@ func (s *Service) driveStatus(ctx context.Context, st *Status) error {
 	}
 	archive := drives.New(s.app.Config.ArchiveDirectory)
 	for _, c := range counts {
-		d := DriveStatus{Name: c.Name, Present: c.Present, Files: c.Files, Pending: c.Pending, Done: c.Done, Failed: c.Failed}
+		d := DriveStatus{Name: c.Name, Present: c.Present, Files: c.Files, Pending: c.Pending, Done: c.Done, Failed: c.Failed,
+			State: DriveReady}
+		switch {
+		case c.Pending > 0:
+			d.State = DrivePending
+		case c.Failed > 0:
+			d.State = DriveReadyWithFailures
+		}
 		if state, _, ok, err := archive.Marker(c.Name); err == nil && ok {
 			d.Marker = string(state)
 		}

@@ -120,6 +120,7 @@ type Client struct {
 	log     zerolog.Logger
 	opts    Options
 	healthy atomic.Bool
+	down    atomic.Pointer[Outage] // the current outage, set when healthy turns false
 	// connErrors counts commands and dials that failed for want of a connection (metrics).
 	connErrors atomic.Int64
 }
@@ -152,6 +153,23 @@ func (c *Client) Close() error { return c.rdb.Close() }
 
 // Healthy reports whether the last command or dial reached Redis (for readiness).
 func (c *Client) Healthy() bool { return c.healthy.Load() }
+
+// Outage is why commands stopped reaching Redis, and since when.
+type Outage struct {
+	Err   string
+	Since time.Time
+}
+
+// Down returns the current outage; ok is false while Redis answers.
+func (c *Client) Down() (o Outage, ok bool) {
+	if c.healthy.Load() {
+		return Outage{}, false
+	}
+	if d := c.down.Load(); d != nil {
+		return *d, true
+	}
+	return Outage{Err: "redis unreachable"}, true
+}
 
 // Ping checks that Redis answers.
 func (c *Client) Ping(ctx context.Context) error {
@@ -289,6 +307,9 @@ func (h healthHook) observe(err error) {
 		return // the caller gave up, or Redis replied with an error: says nothing of the link
 	}
 	h.c.connErrors.Add(1)
+	if h.c.healthy.Load() {
+		h.c.down.Store(&Outage{Err: err.Error(), Since: time.Now()})
+	}
 	if h.c.healthy.Swap(false) {
 		h.c.log.Warn().Err(err).Str("redis", h.c.opts.String()).Msg("redis unreachable; commands fail until it is back")
 	}

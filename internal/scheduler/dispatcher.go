@@ -90,9 +90,20 @@ func (d *Dispatcher) Counts() (dispatched, withdrawn int64) {
 func (d *Dispatcher) Run(ctx context.Context) error {
 	backoff := time.Duration(0)
 	var lastAudit time.Time
+	recovered := false
 	for {
 		var err error
-		if d.now().Sub(lastAudit) >= d.AuditInterval {
+		switch {
+		case !recovered:
+			// At start nothing of ours is between a commit and its push (this daemon holds the
+			// lock and has pushed nothing yet), so every row without its Redis item is an orphan
+			// of a crash: forget them all now, before the first refill, rather than once they
+			// are auditAge old.
+			if _, err = d.audit(ctx, 0); err == nil {
+				recovered = true
+			}
+			lastAudit = d.now()
+		case d.now().Sub(lastAudit) >= d.AuditInterval:
 			_, err = d.Audit(ctx)
 			lastAudit = d.now()
 		}
@@ -301,7 +312,10 @@ const auditAge = 10 * time.Second
 // Audit forgets queued job rows whose token is not the job Redis has in flight (a crash between
 // commit and push, a result dropped as stale, Redis restarted): their documents are dispatched
 // again. O(queued jobs), run at start and every few seconds.
-func (d *Dispatcher) Audit(ctx context.Context) (int, error) {
+func (d *Dispatcher) Audit(ctx context.Context) (int, error) { return d.audit(ctx, auditAge) }
+
+// audit is Audit for rows at least minAge old.
+func (d *Dispatcher) audit(ctx context.Context, minAge time.Duration) (int, error) {
 	forgotten := 0
 	for _, m := range d.modules {
 		jobs, err := d.cat.Jobs(ctx, m.Name, catalog.JobQueued, 0)
@@ -316,10 +330,10 @@ func (d *Dispatcher) Audit(ctx context.Context) (int, error) {
 		if err != nil {
 			return forgotten, err
 		}
-		cutoff := d.now().Add(-auditAge)
+		cutoff := d.now().Add(-minAge)
 		var stale []catalog.Job
 		for _, j := range jobs {
-			if tokens[j.DocID] != j.Token && j.Updated.Before(cutoff) {
+			if tokens[j.DocID] != j.Token && !j.Updated.After(cutoff) {
 				stale = append(stale, j)
 			}
 		}

@@ -128,6 +128,12 @@
     const labels = { off: "no modules", starting: "starting", active: "running", redis_down: "Redis down" };
     p.textContent = labels[st.pipeline.state] || st.pipeline.state;
     p.setAttribute("data-state", st.pipeline.state);
+    p.title = st.pipeline.reason ? st.pipeline.reason + (st.pipeline.since ? " (since " + when(st.pipeline.since) + ")" : "") : "";
+    const why = $("pipeline-reason");
+    if (why) {
+      why.textContent = p.title;
+      why.hidden = !p.title;
+    }
     p.className = "badge " + (st.pipeline.state === "active" ? "ok" : st.pipeline.state === "redis_down" ? "bad" : "warn");
     $("updated").textContent = "updated " + new Date(Date.parse(st.generated_at) || Date.now()).toLocaleTimeString();
   }
@@ -172,7 +178,7 @@
 
   function renderModules(st) {
     const rows = st.modules.map((m) => {
-      const backlog = m.waiting + m.queued + m.in_flight + m.merging;
+      const backlog = m.waiting + (m.recovering || 0) + m.queued + m.in_flight + m.merging;
       const total = backlog + m.done + m.parked;
       const state = m.paused ? "paused" : backlog > 0 ? "working" : "idle";
       const btn = el("button", {
@@ -187,7 +193,8 @@
           el("span", { class: "badge small " + (m.paused ? "warn" : backlog > 0 ? "busy" : "ok"), "data-field": "state" }, state)),
         el("td", { class: "progress-cell" }, progress,
           el("span", { class: "muted" }, total ? Math.floor((100 * m.done) / total) + "%" : "—")),
-        cell("waiting", num(m.waiting) + (m.waiting_offline ? " (+" + num(m.waiting_offline) + " offline)" : ""), "num"),
+        cell("waiting", num(m.waiting) + (m.waiting_offline ? " (+" + num(m.waiting_offline) + " offline)" : "") +
+          (m.recovering ? " (+" + num(m.recovering) + " recovering)" : ""), "num"),
         cell("queued", num(m.queued) + (m.retrying ? " (" + num(m.retrying) + " retrying)" : ""), "num"),
         cell("in_flight", num(m.in_flight + m.merging), "num"),
         cell("done", num(m.done), "num"),
@@ -210,6 +217,9 @@
       el("td", { "data-field": "marker" },
         el("span", { class: "badge small " + (d.marker === "ready" ? "ok" : d.marker === "pending" ? "busy" : "off") },
           d.marker || "none")),
+      el("td", { "data-field": "state" },
+        el("span", { class: "badge small " + (d.state === "ready" ? "ok" : d.state === "pending" ? "busy" : "bad") },
+          (d.state || "").replace(/_/g, " "))),
       cell("files", num(d.files), "num"),
       cell("pending", num(d.pending), "num"),
       cell("done", num(d.done), "num"),
