@@ -133,7 +133,7 @@ func copyText(ctx context.Context, r io.Reader, d *Doc, line func(string) string
 		}
 		s, err := br.ReadString('\n')
 		if s != "" {
-			s = strings.ToValidUTF8(s, "\uFFFD")
+			s = strings.Map(dropControl, strings.ToValidUTF8(s, "\uFFFD"))
 			if line != nil {
 				s = line(s)
 			}
@@ -214,4 +214,13 @@ func readDelimited(ctx context.Context, src *source, d *Doc, comma rune) error {
 			return nil
 		}
 	}
+}
+
+// dropControl removes control characters other than line breaks and tabs (NULs in a damaged
+// or sparse file, terminal escapes in a log).
+func dropControl(r rune) rune {
+	if r < 0x20 && r != '\n' && r != '\t' && r != '\r' && r != '\f' || r == 0x7f {
+		return -1
+	}
+	return r
 }

@@ -43,7 +43,7 @@ var DefaultLimits = Limits{
 	MaxPlainBytes: 32 << 20,
 	MaxFileBytes:  1 << 30,
 	MaxZipEntries: 10_000,
-	MaxZipBytes:   256 << 20,
+	MaxZipBytes:   128 << 20,
 	MaxDepth:      512,
 	MaxPages:      5_000,
 }
@@ -141,7 +141,14 @@ func Extract(ctx context.Context, path, format string, lim Limits) (d *Doc, err 
 			err = sdk.Permanent(fmt.Errorf("text: %s parser failed on this file: %v", format, p))
 		}
 	}()
-	if err := f.read(ctx, &source{File: file, size: st.Size(), lim: lim}, d); err != nil {
+	err = f.read(ctx, &source{File: file, size: st.Size(), lim: lim}, d)
+	var bomb errBomb
+	var deep errTooDeep
+	if (errors.As(err, &bomb) || errors.As(err, &deep)) && d.hasText() {
+		d.Truncated = err.Error() // what came before the limit is a result
+		err = nil
+	}
+	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -269,6 +276,10 @@ func (d *Doc) flush() {
 		return
 	}
 	d.Segments = append(d.Segments, sdk.Segment{Text: text, Fields: d.loc})
+}
+
+func (d *Doc) hasText() bool {
+	return len(d.Segments) > 0 || strings.TrimSpace(d.cur.String()) != ""
 }
 
 // finish closes the last segment and counts words.
