@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // format is one family of files the module reads.
@@ -14,9 +15,24 @@ type format struct {
 	read  func(ctx context.Context, src *source, d *Doc) error
 }
 
-var formats = map[string]*format{}
+var (
+	formatsMu sync.RWMutex // formats is written by init functions, and by tests
+	formats   = map[string]*format{}
+)
 
-func register(f *format) *format { formats[f.name] = f; return f }
+func register(f *format) *format {
+	formatsMu.Lock()
+	defer formatsMu.Unlock()
+	formats[f.name] = f
+	return f
+}
+
+// formatNamed returns the format called name, nil if none.
+func formatNamed(name string) *format {
+	formatsMu.RLock()
+	defer formatsMu.RUnlock()
+	return formats[name]
+}
 
 // byType maps media types (parameters dropped) to formats; byExt maps lower-case extensions.
 var byType, byExt map[string]string
@@ -79,19 +95,19 @@ func detect(typ, path string) *format {
 	}
 	mt := strings.ToLower(strings.TrimSpace(strings.SplitN(typ, ";", 2)[0]))
 	if name, ok := byExt[ext]; ok {
-		return formats[name]
+		return formatNamed(name)
 	}
 	if name, ok := byType[mt]; ok {
-		return formats[name]
+		return formatNamed(name)
 	}
 	if strings.HasPrefix(mt, "text/") {
-		return formats["plain"]
+		return formatNamed("plain")
 	}
 	if strings.HasSuffix(mt, "+xml") {
-		return formats["xml"]
+		return formatNamed("xml")
 	}
 	if strings.HasSuffix(mt, "+json") {
-		return formats["json"]
+		return formatNamed("json")
 	}
 	return nil
 }

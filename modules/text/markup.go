@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/charset"
@@ -77,8 +78,9 @@ func readJSON(ctx context.Context, src *source, d *Doc) error {
 }
 
 // newXMLDecoder is a lenient decoder that reads any charset the declaration names.
+// Long character data is split (see runSplitter) so no token holds more than maxRun bytes.
 func newXMLDecoder(r io.Reader) *xml.Decoder {
-	dec := xml.NewDecoder(r)
+	dec := xml.NewDecoder(&runSplitter{r: r})
 	dec.Strict = false
 	dec.AutoClose = xml.HTMLAutoClose
 	dec.Entity = xml.HTMLEntity
@@ -177,10 +179,15 @@ func htmlText(ctx context.Context, r io.Reader, d *Doc, meta bool) (string, erro
 		tt := z.Next()
 		switch tt {
 		case html.ErrorToken:
-			if errors.Is(z.Err(), io.EOF) || d.cur.Len() > 0 || len(d.Segments) > 0 {
+			err := z.Err()
+			switch {
+			case errors.Is(err, io.EOF):
+				return title.String(), nil
+			case errors.Is(err, html.ErrBufferExceeded) && d.hasText():
+				d.Truncated = "an HTML token over 4 MB: the text after it is dropped"
 				return title.String(), nil
 			}
-			return "", z.Err()
+			return title.String(), err
 		case html.StartTagToken, html.SelfClosingTagToken:
 			name, hasAttr := z.TagName()
 			tag := string(name)
@@ -260,3 +267,39 @@ func htmlText(ctx context.Context, r io.Reader, d *Doc, meta bool) (string, erro
 
 func startsSpace(s string) bool { return s != "" && strings.TrimLeft(s[:1], " \t\r\n\f") == "" }
 func endsSpace(s string) bool   { return s != "" && strings.TrimRight(s[len(s)-1:], " \t\r\n\f") == "" }
+
+// maxRun bounds the bytes between two '<' that an XML token may hold.
+const maxRun = 256 << 10
+
+// runSplitter inserts an empty element "<_/>" into any run of maxRun bytes without a '<'
+// (at a character boundary), because encoding/xml returns a run of character data as one
+// token, in memory: a part holding 100 MB of text in one element would cost 100 MB at once.
+// Inside a huge tag the insertion makes the XML invalid, which ends that part's reading.
+type runSplitter struct {
+	r       io.Reader
+	run     int
+	pending []byte
+}
+
+var runBreak = []byte("<_/>")
+
+func (s *runSplitter) Read(p []byte) (int, error) {
+	if len(s.pending) > 0 {
+		n := copy(p, s.pending)
+		s.pending = s.pending[n:]
+		return n, nil
+	}
+	n, err := s.r.Read(p)
+	for i := 0; i < n; i++ {
+		if p[i] == '<' {
+			s.run = 0
+			continue
+		}
+		if s.run++; s.run >= maxRun && utf8.RuneStart(p[i]) {
+			s.run = 0
+			s.pending = append(append(s.pending[:0], runBreak...), p[i:n]...)
+			return i, err
+		}
+	}
+	return n, err
+}

@@ -46,7 +46,7 @@ func runText(d *Doc) func(xml.Token, int) error {
 			}
 		case xml.CharData:
 			if inT {
-				return d.write(string(t))
+				return d.writeBytes(t)
 			}
 		}
 		return nil
@@ -356,7 +356,7 @@ func readODF(ctx context.Context, src *source, d *Doc) error {
 			}
 		case xml.CharData:
 			if inNote == 0 {
-				return d.write(string(t))
+				return d.writeBytes(t)
 			}
 		}
 		return nil

@@ -39,7 +39,7 @@ type Limits struct {
 
 // DefaultLimits keep one file's peak memory well under 256 MB.
 var DefaultLimits = Limits{
-	MaxTextBytes:  16 << 20,
+	MaxTextBytes:  8 << 20,
 	MaxPlainBytes: 32 << 20,
 	MaxFileBytes:  1 << 30,
 	MaxZipEntries: 10_000,
@@ -121,7 +121,7 @@ func (m *Module) Run(ctx context.Context, job *sdk.Job) (sdk.Result, error) {
 // sdk.Permanent unless a retry could help (a file on a drive that went away, ctx ending).
 func Extract(ctx context.Context, path, format string, lim Limits) (d *Doc, err error) {
 	lim = lim.withDefaults()
-	f := formats[format]
+	f := formatNamed(format)
 	if f == nil {
 		return nil, sdk.Permanent(fmt.Errorf("text: unknown format %q", format))
 	}
@@ -215,16 +215,37 @@ type Doc struct {
 
 	lim  Limits
 	used int
+	full bool // MaxTextBytes reached
 	cur  strings.Builder
 	loc  map[string]any
 }
 
 func newDoc(format string, lim Limits) *Doc { return &Doc{Format: format, lim: lim} }
 
+// writeBytes is write for a byte slice, without converting it first.
+func (d *Doc) writeBytes(b []byte) error {
+	if d.full {
+		return errTextFull
+	}
+	if left := d.lim.MaxTextBytes - d.used; len(b) > left {
+		for left > 0 && !utf8.RuneStart(b[left]) {
+			left--
+		}
+		d.cur.Write(b[:left])
+		d.used += left
+		d.full = true
+		d.Truncated = fmt.Sprintf("text cut at %d bytes", d.lim.MaxTextBytes)
+		return errTextFull
+	}
+	d.cur.Write(b)
+	d.used += len(b)
+	return nil
+}
+
 // write appends s to the current segment, up to MaxTextBytes in all. It returns errTextFull
 // once the limit is reached (the text kept ends on a whole character).
 func (d *Doc) write(s string) error {
-	if d.Truncated != "" {
+	if d.full {
 		return errTextFull
 	}
 	if left := d.lim.MaxTextBytes - d.used; len(s) > left {
@@ -233,6 +254,7 @@ func (d *Doc) write(s string) error {
 		}
 		d.cur.WriteString(s[:left])
 		d.used += left
+		d.full = true
 		d.Truncated = fmt.Sprintf("text cut at %d bytes", d.lim.MaxTextBytes)
 		return errTextFull
 	}
