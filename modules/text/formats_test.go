@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/homeindex/homeindex/protocol"
+	"github.com/homeindex/homeindex/sdk"
+	"github.com/rs/zerolog"
 	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/encoding/unicode"
 )
@@ -295,6 +298,43 @@ func TestParseDate(t *testing.T) {
 	} {
 		if got := parseDate(in).Format(time.RFC3339); got != want {
 			t.Errorf("parseDate(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// TestPDF20Header: a PDF whose header says 2.0 is read like a 1.7 one.
+func TestPDF20Header(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join(fixtureDir(t), "sample.pdf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = append([]byte("%PDF-2.0"), b[8:]...)
+	if d := extract(t, write(t, "v2.pdf", b), "pdf"); segmentWith(t, d, "chinchillapdf")["page"] != 3 {
+		t.Errorf("segments %v", d.Segments)
+	}
+}
+
+// TestCheck: Check decides from type, extension and size without opening the file (the path
+// does not exist here).
+func TestCheck(t *testing.T) {
+	t.Parallel()
+	m := &Module{Limits: Limits{MaxFileBytes: 1000}}
+	for _, tc := range []struct {
+		typ, path string
+		size      int64
+		want      bool
+	}{
+		{"application/pdf", "/nowhere/a.pdf", 999, true},
+		{"application/pdf", "/nowhere/a.pdf", 1001, false}, // over MaxFileBytes
+		{"text/plain", "/nowhere/huge.log", 5 << 30, true}, // plain text: a prefix is read
+		{"text/plain", "/nowhere/empty.txt", 0, false},
+		{"image/jpeg", "/nowhere/p.jpg", 10, false},
+		{"application/octet-stream", "/nowhere/blob", 10, false},
+	} {
+		job := &sdk.Job{Path: tc.path, Document: protocol.Document{Type: tc.typ, Size: tc.size}, Log: zerolog.Nop()}
+		if got, err := m.Check(context.Background(), job); got != tc.want || err != nil {
+			t.Errorf("Check(%s, %s, %d) = %v, %v; want %v", tc.typ, tc.path, tc.size, got, err, tc.want)
 		}
 	}
 }

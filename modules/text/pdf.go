@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"unicode"
 
@@ -21,7 +22,7 @@ func init() { register(&format{name: "pdf", read: readPDF}) }
 const tjSpace = -180
 
 func readPDF(ctx context.Context, src *source, d *Doc) error {
-	r, err := pdf.NewReaderEncrypted(src, src.size, func() string { return "" })
+	r, err := pdf.NewReaderEncrypted(pdf2Header{src}, src.size, func() string { return "" })
 	switch {
 	case errors.Is(err, pdf.ErrInvalidPassword):
 		return fmt.Errorf("encrypted PDF: it needs a password to be read")
@@ -48,8 +49,10 @@ func readPDF(ctx context.Context, src *source, d *Doc) error {
 			return ctx.Err()
 		}
 		d.segment(map[string]any{"page": i})
-		if err := pdfPage(r.Page(i), d); errors.Is(err, errTextFull) {
+		if err := pdfPage(ctx, r.Page(i), d); errors.Is(err, errTextFull) {
 			break
+		} else if ctx.Err() != nil {
+			return ctx.Err()
 		} else if err != nil {
 			bad = append(bad, i)
 		}
@@ -67,7 +70,7 @@ func readPDF(ctx context.Context, src *source, d *Doc) error {
 
 // pdfPage writes one page's text into d. A panic in the content parser (a damaged stream)
 // is an error for this page only.
-func pdfPage(p pdf.Page, d *Doc) (err error) {
+func pdfPage(ctx context.Context, p pdf.Page, d *Doc) (err error) {
 	defer func() {
 		if x := recover(); x != nil {
 			if e, ok := x.(error); ok && errors.Is(e, errTextFull) {
@@ -121,7 +124,11 @@ func pdfPage(p pdf.Page, d *Doc) (err error) {
 			panic(errTextFull)
 		}
 	}
+	ops := 0
 	pdf.Interpret(p.V.Key("Contents"), func(stk *pdf.Stack, op string) {
+		if ops++; ops%4096 == 0 && ctx.Err() != nil {
+			panic(ctx.Err()) // a huge page stops at the job's deadline
+		}
 		args = args[:0]
 		for n := stk.Len(); n > 0; n-- {
 			args = append(args, pdf.Value{})
@@ -178,4 +185,23 @@ func pdfPage(p pdf.Page, d *Doc) (err error) {
 		}
 	})
 	return nil
+}
+
+// pdf2Header shows a "%PDF-2.0" header as "%PDF-1.7": the library accepts only 1.x headers,
+// and what it reads of a 2.0 file (objects, streams, fonts) is the same.
+type pdf2Header struct{ r io.ReaderAt }
+
+func (h pdf2Header) ReadAt(p []byte, off int64) (int, error) {
+	n, err := h.r.ReadAt(p, off)
+	if off < 8 {
+		for i := 0; i < n && off+int64(i) < 8; i++ {
+			if j := off + int64(i); j >= 5 && j <= 7 {
+				var head [8]byte
+				if _, e := h.r.ReadAt(head[:], 0); e == nil && string(head[:]) == "%PDF-2.0" {
+					p[i] = "1.7"[j-5]
+				}
+			}
+		}
+	}
+	return n, err
 }
