@@ -22,12 +22,19 @@ import (
 // Hostile and broken input: each case ends as a per-file outcome (a partial result with
 // text.truncated, or a permanent failure with its reason), never a crash, in bounded memory.
 
-// rssChild makes the test binary extract one file and print its peak RSS (see TestPeakRSS).
-const rssChild = "TEXT_MODULE_RSS_CHILD"
+// rssChild makes the test binary extract one file and print its peak RSS; rssFixtures makes
+// it write the files TestPeakRSS measures (see there).
+const (
+	rssChild    = "TEXT_MODULE_RSS_CHILD"
+	rssFixtures = "TEXT_MODULE_RSS_FIXTURES"
+)
 
 func TestMain(m *testing.M) {
 	if spec := os.Getenv(rssChild); spec != "" {
 		os.Exit(rssMain(spec))
+	}
+	if dir := os.Getenv(rssFixtures); dir != "" {
+		os.Exit(writeRSSFixtures(dir))
 	}
 	code := m.Run()
 	if fixtures.dir != "" {
@@ -80,7 +87,12 @@ func vmHWM() (int, error) {
 // permanentFailure runs Extract and requires a permanent failure whose reason contains want.
 func permanentFailure(t *testing.T, path, format, want string) {
 	t.Helper()
-	d, err := Extract(context.Background(), path, format, Limits{})
+	permanentFailureWith(t, Limits{}, path, format, want)
+}
+
+func permanentFailureWith(t *testing.T, lim Limits, path, format, want string) {
+	t.Helper()
+	d, err := Extract(context.Background(), path, format, lim)
 	if err == nil {
 		t.Fatalf("%s: no error, text %q", filepath.Base(path), allText(d))
 	}
@@ -143,29 +155,35 @@ func writeBomb(t testing.TB, path string, small []zipPart, name, prefix, filler,
 	}
 }
 
-// bombSize is more than DefaultLimits.MaxZipBytes.
-const bombSize = 200 << 20
+// bombSize is more than DefaultLimits.MaxZipBytes: TestPeakRSS uses bombs of this size.
+// TestZipBombs uses smallBomb against smallLimits, the same code at a size -race can afford.
+const (
+	bombSize  = 200 << 20
+	smallBomb = 24 << 20
+)
 
-func docxBomb(t testing.TB, dir string) string {
+var smallLimits = Limits{MaxZipBytes: 16 << 20}
+
+func docxBomb(t testing.TB, dir string, size int) string {
 	p := filepath.Join(dir, "bomb.docx")
-	writeBomb(t, p, nil, "word/document.xml", `<w:document xmlns:w="w"><w:body>`, "<w:p/>", "</w:body></w:document>", bombSize)
+	writeBomb(t, p, nil, "word/document.xml", `<w:document xmlns:w="w"><w:body>`, "<w:p/>", "</w:body></w:document>", size)
 	return p
 }
 
-func epubBomb(t testing.TB, dir string) string {
+func epubBomb(t testing.TB, dir string, size int) string {
 	p := filepath.Join(dir, "bomb.epub")
 	parts := epubParts()[:3] // mimetype, container, package: its spine names text/ch 1.xhtml
-	writeBomb(t, p, parts, "OEBPS/text/ch 1.xhtml", "<html><body>", "<p></p>", "</body></html>", bombSize)
+	writeBomb(t, p, parts, "OEBPS/text/ch 1.xhtml", "<html><body>", "<p></p>", "</body></html>", size)
 	return p
 }
 
 func TestZipBombs(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	permanentFailure(t, docxBomb(t, dir), "docx", "zip bomb suspected: more than")
+	permanentFailureWith(t, smallLimits, docxBomb(t, dir, smallBomb), "docx", "zip bomb suspected: more than 16777216 bytes decompressed")
 	// The EPUB bomb's chapter is cut mid-tag: the tokenizer may keep a "<" as text, so the
 	// outcome is a failure or a near-empty result, either way naming the bomb.
-	if d, err := Extract(context.Background(), epubBomb(t, dir), "epub", Limits{}); err != nil {
+	if d, err := Extract(context.Background(), epubBomb(t, dir, smallBomb), "epub", smallLimits); err != nil {
 		if !sdk.IsPermanent(err) || !strings.Contains(err.Error(), "zip bomb suspected: more than") {
 			t.Errorf("EPUB bomb: %v", err)
 		}
@@ -182,8 +200,11 @@ func TestZipBombs(t *testing.T) {
 	permanentFailure(t, p, "docx", "zip bomb suspected: 10001 entries")
 	// A bomb after real text keeps the text and says why it stopped.
 	p = filepath.Join(dir, "late.docx")
-	writeBomb(t, p, nil, "word/document.xml", `<w:document xmlns:w="w"><w:body><w:p><w:r><w:t>earlyword</w:t></w:r></w:p>`, "<w:p/>", "</w:body></w:document>", bombSize)
-	d := extract(t, p, "docx")
+	writeBomb(t, p, nil, "word/document.xml", `<w:document xmlns:w="w"><w:body><w:p><w:r><w:t>earlyword</w:t></w:r></w:p>`, "<w:p/>", "</w:body></w:document>", smallBomb)
+	d, err := Extract(context.Background(), p, "docx", smallLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !strings.Contains(allText(d), "earlyword") || !strings.Contains(d.Truncated, "zip bomb") {
 		t.Errorf("late bomb: text %q, truncated %q", allText(d), d.Truncated)
 	}
@@ -256,28 +277,35 @@ func TestVanishedFile(t *testing.T) {
 	}
 }
 
-// TestPeakRSS runs the extraction in a child process (this test binary) on the 2 GB file and
-// on the bombs, and reads its VmHWM: the goal is at most 256 MB.
+// TestPeakRSS measures the module's peak RSS (VmHWM) on the 2 GB file and on full-size bombs
+// (200 MB decompressed), in child processes: this package's test binary built without -race
+// (the race detector multiplies memory), which writes the files, then extracts each one in its
+// own process as the module does. The goal is at most 256 MB.
 func TestPeakRSS(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	huge := filepath.Join(dir, "huge.log")
-	sparseFile(t, huge, 2<<30)
-	late := filepath.Join(dir, "late.docx")
-	writeBomb(t, late, nil, "word/document.xml", `<w:document xmlns:w="w"><w:body><w:p><w:r><w:t>`, "many words ", "</w:t></w:r></w:p></w:body></w:document>", 40<<20)
-	for _, tc := range []struct{ name, format, path string }{
-		{"2 GB text file", "plain", huge},
-		{"DOCX bomb", "docx", docxBomb(t, dir)},
-		{"EPUB bomb", "epub", epubBomb(t, dir)},
-		{"DOCX with 40 MB of text in one run", "docx", late},
-	} {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), rssChild+"="+tc.format+":"+tc.path)
+	child := filepath.Join(dir, "text.test")
+	if out, err := exec.Command("go", "test", "-c", "-o", child, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go test -c: %v\n%s", err, out)
+	}
+	run := func(env string) string {
+		cmd := exec.Command(child, "-test.run=^$")
+		cmd.Env = append(os.Environ(), env)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			t.Fatalf("%s: child: %v\n%s", tc.name, err, out)
+			t.Fatalf("child %s: %v\n%s", env, err, out)
 		}
-		kb, rest, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
+		return strings.TrimSpace(string(out))
+	}
+	run(rssFixtures + "=" + dir)
+	for _, tc := range []struct{ name, format, file string }{
+		{"2 GB text file", "plain", "huge.log"},
+		{"DOCX bomb", "docx", "bomb.docx"},
+		{"EPUB bomb", "epub", "bomb.epub"},
+		{"DOCX with 40 MB of text in one run", "docx", "long.docx"},
+	} {
+		out := run(rssChild + "=" + tc.format + ":" + filepath.Join(dir, tc.file))
+		kb, rest, _ := strings.Cut(out, " ")
 		n, err := strconv.Atoi(kb)
 		if err != nil {
 			t.Fatalf("%s: child said %q", tc.name, out)
@@ -289,6 +317,21 @@ func TestPeakRSS(t *testing.T) {
 	}
 }
 
+// writeRSSFixtures writes TestPeakRSS's files into dir (in a child process).
+func writeRSSFixtures(dir string) int {
+	tb := &fatalRecorder{}
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintln(os.Stderr, tb.err)
+			os.Exit(1)
+		}
+	}()
+	sparseFile(tb, filepath.Join(dir, "huge.log"), 2<<30)
+	docxBomb(tb, dir, bombSize)
+	epubBomb(tb, dir, bombSize)
+	writeBomb(tb, filepath.Join(dir, "long.docx"), nil, "word/document.xml", `<w:document xmlns:w="w"><w:body><w:p><w:r><w:t>`, "many words ", "</w:t></w:r></w:p></w:body></w:document>", 40<<20)
+	return 0
+}
 // TestRunSplitter: long character data reaches the handler in pieces, and nothing is lost.
 func TestRunSplitter(t *testing.T) {
 	t.Parallel()

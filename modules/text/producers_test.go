@@ -261,3 +261,5 @@ func sparseFile(t testing.TB, path string, size int64) {
 		t.Fatal(err)
 	}
 }
+
+func (f *fatalRecorder) Fatal(args ...any) { f.Fatalf("%s", fmt.Sprint(args...)) }
