@@ -332,6 +332,7 @@ func writeRSSFixtures(dir string) int {
 	writeBomb(tb, filepath.Join(dir, "long.docx"), nil, "word/document.xml", `<w:document xmlns:w="w"><w:body><w:p><w:r><w:t>`, "many words ", "</w:t></w:r></w:p></w:body></w:document>", 40<<20)
 	return 0
 }
+
 // TestRunSplitter: long character data reaches the handler in pieces, and nothing is lost.
 func TestRunSplitter(t *testing.T) {
 	t.Parallel()
