@@ -16,6 +16,7 @@ deps:
 	./scripts/install-redis.sh
 	./scripts/install-python-redis.sh
 	./scripts/install-chromium.sh
+	./scripts/install-text-tools.sh
 	./scripts/install-meilisearch.sh $(MEILI_DIR)
 	./scripts/install-setpriv.sh
 	./scripts/install-media-tools.sh

@@ -27,6 +27,12 @@ run ./protocol 'Names' 1s
 # Media module: photos/s on 1,000 tagged JPEGs against `exiftool -fast` on the same files.
 run ./modules/media 'PhotosVsExiftool' 1x
 
+# Text module: files/s and MB/s over a mixed corpus; PDF pages/s against pdftotext on the same
+# Chromium PDFs in the same run, with word agreement; peak RSS on the 2 GB file and the bombs.
+run ./modules/text 'TextMixedCorpus|PDFAgainstPdftotext' 1x
+echo "== go test -run TestPeakRSS -v ./modules/text"
+go test -count 1 -run 'TestPeakRSS' -v ./modules/text | grep -E 'peak RSS|^(ok|FAIL|---)'
+
 echo "== peak RSS of homeindexd sync over 100k files"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

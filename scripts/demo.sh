@@ -11,7 +11,7 @@ BIN=${BIN:-bin}
 DEADLINE=${DEMO_DEADLINE:-45} # seconds to wait for the processing
 
 ./scripts/install-redis.sh
-go build -o "$BIN/" ./cmd/homeindexd ./cmd/example-module ./cmd/media-module
+go build -o "$BIN/" ./cmd/homeindexd ./cmd/example-module ./cmd/media-module ./cmd/text-module
 
 work=$(mktemp -d)
 pids=()
@@ -104,6 +104,61 @@ printf 'holiday notes from the lake\n' >"$files/archive/usb-2019/notes.txt"
 expected=4 # distinct contents
 media_demo_files
 
+# ---- text module: sample files, process, searches ----
+# text_demo_files writes a PDF (printed by headless Chromium), a DOCX (python3-docx) and an
+# HTML page into the tree; each holds a word found nowhere else.
+text_demo_files() {
+	./scripts/install-chromium.sh >/dev/null
+	./scripts/install-text-tools.sh >/dev/null
+	local src=$work/text-src
+	mkdir -p "$src" "$files/docs/text"
+	cat >"$src/report.html" <<'HTML'
+<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Expedition report</title></head>
+<body><h1>Expedition report</h1><p>Page one describes the camp.</p>
+<p style="page-break-before:always">Page two: we finally saw a wombat near the river.</p></body></html>
+HTML
+	chromium --headless=new --no-sandbox --disable-gpu --no-first-run --user-data-dir="$src/profile" \
+		--no-pdf-header-footer --print-to-pdf="$files/docs/text/expedition.pdf" "file://$src/report.html" >/dev/null 2>&1
+	/usr/bin/python3 - "$files/docs/text/letter.docx" <<'PY'
+import sys, docx
+d = docx.Document()
+d.core_properties.title = "Letter to the museum"
+d.core_properties.author = "Demo"
+d.add_paragraph("Dear curator, the platypus skeleton arrived safely.")
+d.save(sys.argv[1])
+PY
+	printf '<html><head><title>Garden notes</title><script>var hidden = "nothing";</script></head><body><p>The heron came back to the pond.</p></body></html>\n' \
+		>"$files/docs/text/garden.html"
+	expected=$((expected + 3))
+}
+
+# text_demo_start starts text-module beside the daemon.
+text_demo_start() {
+	MODULE_NAME=text MODULE_UID=demo-text-1 FILES_DIRECTORY=$files METADATA_DIRECTORY=$work/metadata \
+		TIMEOUT=60 "$BIN/text-module" 2>"$work/text-module.log" &
+	text_module=$!
+	pids+=("$text_module")
+}
+
+# text_demo_search shows words found only inside the PDF and only inside the DOCX, and a
+# filter on the module's fields.
+text_demo_search() {
+	echo "== homeindexd search wombat   (only inside the PDF, on its page 2)"
+	"$BIN/homeindexd" search wombat
+	echo
+	echo "== homeindexd search platypus   (only inside the DOCX)"
+	"$BIN/homeindexd" search platypus
+	echo
+	echo "== homeindexd search heron   (visible text of the HTML page)"
+	"$BIN/homeindexd" search heron
+	echo
+	echo "== homeindexd search --filter 'text.format = \"pdf\"' --sort text.pages:desc"
+	"$BIN/homeindexd" search --filter 'text.format = "pdf"' --sort text.pages:desc
+	[ "$(hits wombat)" = 1 ] && [ "$(hits platypus)" = 1 ] || { echo "demo: the text module's words were not found" >&2; exit 1; }
+}
+# ---- end of the text module ----
+text_demo_files
+
 echo "== starting a private redis-server, homeindexd and example-module in $work"
 redis_port=$(free_port)
 redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$work" --appendonly yes --save '' \
@@ -118,6 +173,10 @@ redis-cli -p "$redis_port" ping >/dev/null
 modules='- name: example-module
   uid: "demo-1"
   filterable_attributes: [note]
+- name: text
+  uid: "demo-text-1"
+  filterable_attributes: [text.format, text.language, text.pages, text.created_unix]
+  sortable_attributes: [text.created_unix, text.pages]
 '"$media_modules_entry"
 export INDEX_DIRECTORY=$files METADATA_DIRECTORY=$work/metadata STATE_DIRECTORY=$work/state
 export REDIS_HOST=127.0.0.1:$redis_port MODULES=$modules HTTP_ADDR=127.0.0.1:$(free_port)
@@ -151,6 +210,7 @@ MODULE_NAME=example-module MODULE_UID=demo-1 FILES_DIRECTORY=$files METADATA_DIR
 module=$!
 pids+=("$module")
 media_demo_start
+text_demo_start
 
 echo "== processing"
 start=$SECONDS
@@ -158,6 +218,7 @@ while :; do
 	alive "$daemon" homeindexd
 	alive "$module" example-module
 	alive "$media_module" media-module
+	alive "$text_module" text-module
 	total=$(hits) || total=0
 	done_=$(hits --filter 'next IS EMPTY') || done_=0
 	echo "  $((SECONDS - start))s: ${done_:-0} of ${total:-0} documents processed; usb-2019 $(marker usb-2019)"
@@ -192,5 +253,7 @@ echo
 echo "== homeindexd search --filter 'has_archive_paths = true' --sort size:desc"
 "$BIN/homeindexd" search --filter 'has_archive_paths = true' --sort size:desc
 media_demo_show
+echo
+text_demo_search
 echo
 echo "== stopping everything the demo started"

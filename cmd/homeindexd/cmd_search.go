@@ -42,6 +42,9 @@ func cmdSearch(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if res, err = contentHits(ctx, idx, q, res); err != nil {
+		return err
+	}
 	if *asJSON {
 		for _, h := range res.Hits {
 			fmt.Fprintln(e.stdout, string(h))

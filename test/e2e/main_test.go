@@ -17,6 +17,7 @@ import (
 // bin holds the paths of the binaries TestMain built.
 var bin struct {
 	homeindexd, example, timeout, crash string
+	text                                string // the text module (text_module_test.go)
 }
 
 // repoRoot is the module root (two levels up from this package).
@@ -45,7 +46,7 @@ func buildAndRun(m *testing.M) int {
 	if raceEnabled {
 		args = append(args, "-race")
 	}
-	args = append(args, "./cmd/homeindexd", "./cmd/example-module", "./cmd/timeout-module", "./cmd/crash-module")
+	args = append(args, "./cmd/homeindexd", "./cmd/example-module", "./cmd/timeout-module", "./cmd/crash-module", "./cmd/text-module")
 	cmd := exec.Command("go", args...)
 	cmd.Dir = repoRoot
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -56,5 +57,6 @@ func buildAndRun(m *testing.M) int {
 	bin.example = filepath.Join(dir, "example-module")
 	bin.timeout = filepath.Join(dir, "timeout-module")
 	bin.crash = filepath.Join(dir, "crash-module")
+	bin.text = filepath.Join(dir, "text-module")
 	return m.Run()
 }
