@@ -34,7 +34,9 @@ func TestFormats(t *testing.T) {
 		"a.gif": func(p string) error {
 			return encodeTo(p, func(b *bytes.Buffer) error { return gif.Encode(b, src, &gif.Options{NumColors: 256, Drawer: draw.Src}) })
 		},
-		"a.tif": func(p string) error { return encodeTo(p, func(b *bytes.Buffer) error { return tiff.Encode(b, src, nil) }) },
+		"a.tif": func(p string) error {
+			return encodeTo(p, func(b *bytes.Buffer) error { return tiff.Encode(b, src, nil) })
+		},
 		"a.bmp": func(p string) error { return encodeTo(p, func(b *bytes.Buffer) error { return bmp.Encode(b, src) }) },
 		"a.webp": func(p string) error { // ffmpeg's libwebp is the producer
 			png := filepath.Join(dir, "for-webp.png")
