@@ -17,6 +17,7 @@ deps:
 	./scripts/install-python-redis.sh
 	./scripts/install-chromium.sh
 	./scripts/install-meilisearch.sh $(MEILI_DIR)
+	./scripts/install-thumbnail-ocr-tools.sh
 
 vet:
 	$(GO) vet ./...

@@ -127,7 +127,7 @@ type Record struct {
 	MeanConfidence float64  `json:"mean_confidence"` // mean word confidence, 0-100
 	// Stopped says why pages were left unread: "page cap" (MaxPages), "deadline" (TIMEOUT).
 	Stopped       string `json:"stopped,omitempty"`
-	PageCap       int    `json:"page_cap,omitempty"`       // MaxPages, when it was reached
+	PageCap       int    `json:"page_cap,omitempty"`        // MaxPages, when it was reached
 	PagesTimedOut []int  `json:"pages_timed_out,omitempty"` // pages over their own timeout
 }
 
@@ -281,4 +281,3 @@ func (l *limitedWriter) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
-

@@ -50,6 +50,13 @@ func TestComposeSetsOnlyVariablesTheBinariesRead(t *testing.T) {
 	for name := range stringConsts(t, filepath.Join(repoRoot, "protocol"), "Env") {
 		daemonVars[name], moduleVars[name] = true, true
 	}
+	// First-party modules read their own variables too (Env* constants in modules/<name>).
+	moduleDirs, _ := filepath.Glob(filepath.Join(repoRoot, "modules", "*"))
+	for _, dir := range moduleDirs {
+		for name := range stringConsts(t, dir, "Env") {
+			moduleVars[name] = true
+		}
+	}
 	if !daemonVars["INDEX_DIRECTORY"] || !daemonVars["MODULES"] || !moduleVars["MODULE_UID"] || !moduleVars["RESOURCE_SHARES"] {
 		t.Fatalf("variable lists not found in the sources: daemon %v, module %v", daemonVars, moduleVars)
 	}
@@ -118,7 +125,9 @@ func TestComposeSetsOnlyVariablesTheBinariesRead(t *testing.T) {
 			if errors.Is(err, sdk.ErrMisconfigured) {
 				t.Errorf("service %s: MODULE_UID disagrees with MODULES", name)
 			}
-			if cfg.Module != svc.Build.Args["MODULE"] {
+			// The module's name is its command's name, or that name less "-module"
+			// (cmd/ocr-module serves the module named ocr).
+			if cfg.Module != svc.Build.Args["MODULE"] && cfg.Module+"-module" != svc.Build.Args["MODULE"] {
 				t.Errorf("service %s: MODULE_NAME %q but builds cmd/%s", name, cfg.Module, svc.Build.Args["MODULE"])
 			}
 		}
