@@ -17,6 +17,10 @@ run ./internal/app 'DispatcherRefill200k' 200x
 for i in 1 2 3; do run ./internal/app 'PipelineEndToEnd10k$|PipelineBare10k' 1x; done
 run ./internal/app 'PipelineEndToEndSDK10k' 1x
 run ./sdk 'SDKNoop' 5000x
+# Thumbnail and OCR modules: thumbnails/s for 12 MP JPEGs against vipsthumbnail, OCR pages/s
+# against bare tesseract, each in the same run, and each module's peak RSS.
+run ./modules/thumbnail 'Thumbnails12MP' 1x
+run ./modules/ocr 'OCRPages' 1x
 
 echo "== peak RSS of homeindexd sync over 100k files"
 work=$(mktemp -d)
