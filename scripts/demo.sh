@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-bin}
-DEADLINE=${DEMO_DEADLINE:-45} # seconds to wait for the processing
+DEADLINE=${DEMO_DEADLINE:-120} # seconds to wait for the processing
 
 ./scripts/install-redis.sh
 go build -o "$BIN/" ./cmd/homeindexd ./cmd/example-module
@@ -39,6 +39,46 @@ free_port() {
 	done
 }
 
+# ---- thumbnail and OCR modules: a scanned receipt and a photo, read and drawn ----
+thumbocr_build() { # the tools (tesseract, poppler-utils, ffmpeg) and the two module binaries
+	./scripts/install-thumbnail-ocr-tools.sh
+	go build -o "$BIN/" ./cmd/thumbnail-module ./cmd/ocr-module
+}
+thumbocr_files() { # a scan whose words exist only in its pixels, and a photo; prints how many
+	go run ./modules/ocr/ocrtest/rendertext -o "$files/archive/usb-2019/scans/receipt.png" \
+		"Harbour Cafe, table four." "One quokka biscuit and a pot of tea: four pounds twenty." "Thank you for visiting."
+	ffmpeg -v error -f lavfi -i testsrc2=size=2400x1600 -frames:v 1 -q:v 3 "$files/photos/2024/harbour.jpg"
+	echo 2
+}
+thumbocr_modules() { # their MODULES entries
+	printf -- '- name: thumbnail\n  uid: "demo-thumbnail-1"\n- name: ocr\n  uid: "demo-ocr-1"\n'
+}
+thumbocr_start() {
+	MODULE_NAME=thumbnail MODULE_UID=demo-thumbnail-1 FILES_DIRECTORY=$files METADATA_DIRECTORY=$work/metadata \
+		TIMEOUT=60 "$BIN/thumbnail-module" 2>"$work/thumbnail-module.log" &
+	pids+=($!)
+	MODULE_NAME=ocr MODULE_UID=demo-ocr-1 FILES_DIRECTORY=$files METADATA_DIRECTORY=$work/metadata \
+		TIMEOUT=120 OCR_LANGUAGES=eng "$BIN/ocr-module" 2>"$work/ocr-module.log" &
+	pids+=($!)
+}
+thumbocr_show() {
+	local receipt photo
+	receipt=$(grep -l quokka "$work"/metadata/by-id/*/ocr/content.json | head -1)
+	receipt=${receipt%/ocr/content.json}
+	photo=$(dirname "$(find "$work/metadata/by-id" -path '*/thumbnail/preview.jpg' | head -1)")
+	echo "== thumbnails: $(find "$work/metadata/by-id" -name small.jpg | wc -l) small.jpg and" \
+		"$(find "$work/metadata/by-id" -name preview.jpg | wc -l) preview.jpg in by-id/<id>/thumbnail/"
+	ls -l "$photo"
+	echo
+	echo "== the word quokka exists only in the pixels of scans/receipt.png; the OCR module read it:"
+	echo "  $(tr -d '\n' <"$receipt/ocr/content.json" | cut -c1-160)"
+	echo
+	echo "== homeindexd search quokka"
+	"$BIN/homeindexd" search quokka
+}
+# ---- end of thumbnail and OCR modules ----
+thumbocr_build
+
 # The sample tree: regular files, a duplicate, and two drives (usb-2019 plugged in,
 # old-laptop an empty mount point: unplugged).
 files=$work/files
@@ -49,6 +89,7 @@ cp "$files/docs/report.txt" "$files/archive/usb-2019/scans/report-copy.txt" # a 
 printf '\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89' >"$files/photos/2024/pixel.png"
 printf 'holiday notes from the lake\n' >"$files/archive/usb-2019/notes.txt"
 expected=4 # distinct contents
+expected=$((expected + $(thumbocr_files)))
 
 echo "== starting a private redis-server, homeindexd and example-module in $work"
 redis_port=$(free_port)
@@ -64,7 +105,7 @@ redis-cli -p "$redis_port" ping >/dev/null
 modules='- name: example-module
   uid: "demo-1"
   filterable_attributes: [note]
-'
+'$(thumbocr_modules)
 export INDEX_DIRECTORY=$files METADATA_DIRECTORY=$work/metadata STATE_DIRECTORY=$work/state
 export REDIS_HOST=127.0.0.1:$redis_port MODULES=$modules HTTP_ADDR=127.0.0.1:$(free_port)
 export CRON_EXPRESSION='*/5 * * * * *' LOG_FORMAT=json LOGGING_LEVEL=info
@@ -96,6 +137,7 @@ MODULE_NAME=example-module MODULE_UID=demo-1 FILES_DIRECTORY=$files METADATA_DIR
 	TIMEOUT=10 "$BIN/example-module" 2>"$work/example-module.log" &
 module=$!
 pids+=("$module")
+thumbocr_start
 
 echo "== processing"
 start=$SECONDS
@@ -135,5 +177,7 @@ echo "== homeindexd search --filter 'note = \"hello\"' report"
 echo
 echo "== homeindexd search --filter 'has_archive_paths = true' --sort size:desc"
 "$BIN/homeindexd" search --filter 'has_archive_paths = true' --sort size:desc
+echo
+thumbocr_show
 echo
 echo "== stopping everything the demo started"
