@@ -4,7 +4,9 @@
 # loopback port, a temporary directory), homeindexd and example-module on a sample files tree
 # with an archive drive, shows progress until every file is processed, prints the drive
 # markers, a status summary and searches, then stops everything it started and removes its
-# temporary directory.
+# temporary directory. The thumbnail and OCR modules run beside example-module (thumbocr_*
+# below): a scanned receipt and a photo get thumbnails, and the receipt's words, which exist
+# only in its pixels, are read and searched for.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-bin}
