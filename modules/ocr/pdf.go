@@ -25,6 +25,17 @@ const maxTextLayer = 64 << 20
 // pdf OCRs the pages of a PDF that have no text layer, in order, until MaxPages pages are
 // read or too little time is left; add receives each page read.
 func (m *Module) pdf(ctx context.Context, path string, rec *Record, add func(int, pageText), progress func(string, ...any)) error {
+	// The whole-file steps stop where pages would: before the answer's margin.
+	if dl, ok := ctx.Deadline(); ok {
+		if time.Until(dl) < resultMargin+minPageTime {
+			rec.Stopped = "deadline"
+			progress("stopping before the first page: too little time left before TIMEOUT")
+			return nil
+		}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, dl.Add(-resultMargin))
+		defer cancel()
+	}
 	sizes, total, err := m.pageSizes(ctx, path)
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/homeindex/homeindex/sdk"
 	"github.com/homeindex/homeindex/sdk/moduletest"
@@ -268,7 +269,8 @@ func TestThroughSDK(t *testing.T) {
 	out := moduletest.Run(t, New(Config{}),
 		moduletest.File("photos/p.jpg", string(encodeJPEG(t, photoLike(1600, 1200, 3), 85))),
 		moduletest.File("notes.txt", "no picture here"),
-		moduletest.File("broken.jpg", string(encodeJPEG(t, photoLike(800, 600, 4), 85)[:2000])))
+		moduletest.File("broken.jpg", string(encodeJPEG(t, photoLike(800, 600, 4), 85)[:2000])),
+		moduletest.Configure(func(c *sdk.Config) { c.Timeout = 60 * time.Second })) // -race on a loaded machine
 	p, txt, broken := out[0], out[1], out[2]
 	var rec Record
 	if err := json.Unmarshal(p.Fields["thumbnail"], &rec); err != nil || !p.Ran {
