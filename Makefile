@@ -20,6 +20,7 @@ deps:
 	./scripts/install-meilisearch.sh $(MEILI_DIR)
 	./scripts/install-setpriv.sh
 	./scripts/install-media-tools.sh
+	./scripts/install-thumbnail-ocr-tools.sh
 
 vet:
 	$(GO) vet ./...

@@ -32,6 +32,10 @@ run ./modules/media 'PhotosVsExiftool' 1x
 run ./modules/text 'TextMixedCorpus|PDFAgainstPdftotext' 1x
 echo "== go test -run TestPeakRSS -v ./modules/text"
 go test -count 1 -run 'TestPeakRSS' -v ./modules/text | grep -E 'peak RSS|^(ok|FAIL|---)'
+# Thumbnail and OCR modules: thumbnails/s for 12 MP JPEGs against vipsthumbnail, OCR pages/s
+# against bare tesseract, each in the same run, and each module's peak RSS.
+run ./modules/thumbnail 'Thumbnails12MP' 1x
+run ./modules/ocr 'OCRPages' 1x
 
 echo "== peak RSS of homeindexd sync over 100k files"
 work=$(mktemp -d)

@@ -4,11 +4,13 @@
 # loopback port, a temporary directory), homeindexd and example-module on a sample files tree
 # with an archive drive, shows progress until every file is processed, prints the drive
 # markers, a status summary and searches, then stops everything it started and removes its
-# temporary directory.
+# temporary directory. The thumbnail and OCR modules run beside example-module (thumbocr_*
+# below): a scanned receipt and a photo get thumbnails, and the receipt's words, which exist
+# only in its pixels, are read and searched for.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-bin}
-DEADLINE=${DEMO_DEADLINE:-45} # seconds to wait for the processing
+DEADLINE=${DEMO_DEADLINE:-120} # seconds to wait for the processing
 
 ./scripts/install-redis.sh
 go build -o "$BIN/" ./cmd/homeindexd ./cmd/example-module ./cmd/media-module ./cmd/text-module
@@ -44,7 +46,7 @@ free_port() {
 # ID3 tags written by ffmpeg, both made here (scripts/install-media-tools.sh installs the tools
 # when missing); the media module reads them, and media_demo_show filters photos by camera and
 # by date.
-media_modules_entry='- name: media-module
+media_modules_entry='- name: media
   uid: "demo-media-1"
   filterable_attributes: [media.kind, media.camera, media.year, media.date_unix, media.artist, _geo]
   sortable_attributes: [media.date_unix, media.duration]
@@ -66,7 +68,7 @@ media_demo_files() {
 	expected=$((expected + 3))
 }
 media_demo_start() {
-	MODULE_NAME=media-module MODULE_UID=demo-media-1 FILES_DIRECTORY=$files METADATA_DIRECTORY=$work/metadata \
+	MODULE_NAME=media MODULE_UID=demo-media-1 FILES_DIRECTORY=$files METADATA_DIRECTORY=$work/metadata \
 		TIMEOUT=30 "$BIN/media-module" 2>"$work/media-module.log" &
 	media_module=$!
 	pids+=("$media_module")
@@ -91,6 +93,45 @@ for l in sys.stdin:
 	echo "== media: audio by Miles Davis"
 	"$BIN/homeindexd" search --filter 'media.artist = "Miles Davis"'
 }
+# ---- thumbnail and OCR modules: a scanned receipt and a photo, read and drawn ----
+thumbocr_build() { # the tools (tesseract, poppler-utils, ffmpeg) and the two module binaries
+	./scripts/install-thumbnail-ocr-tools.sh
+	go build -o "$BIN/" ./cmd/thumbnail-module ./cmd/ocr-module
+}
+thumbocr_files() { # a scan whose words exist only in its pixels, and a photo; prints how many
+	go run ./modules/ocr/ocrtest/rendertext -o "$files/archive/usb-2019/scans/receipt.png" \
+		"Harbour Cafe, table four." "One quokka biscuit and a pot of tea: four pounds twenty." "Thank you for visiting."
+	ffmpeg -v error -f lavfi -i testsrc2=size=2400x1600 -frames:v 1 -q:v 3 "$files/photos/2024/harbour.jpg"
+	echo 2
+}
+thumbocr_modules() { # their MODULES entries
+	printf -- '- name: thumbnail\n  uid: "demo-thumbnail-1"\n- name: ocr\n  uid: "demo-ocr-1"\n'
+}
+thumbocr_start() {
+	MODULE_NAME=thumbnail MODULE_UID=demo-thumbnail-1 FILES_DIRECTORY=$files METADATA_DIRECTORY=$work/metadata \
+		TIMEOUT=60 "$BIN/thumbnail-module" 2>"$work/thumbnail-module.log" &
+	pids+=($!)
+	MODULE_NAME=ocr MODULE_UID=demo-ocr-1 FILES_DIRECTORY=$files METADATA_DIRECTORY=$work/metadata \
+		TIMEOUT=120 OCR_LANGUAGES=eng "$BIN/ocr-module" 2>"$work/ocr-module.log" &
+	pids+=($!)
+}
+thumbocr_show() {
+	local receipt photo
+	receipt=$(grep -l quokka "$work"/metadata/by-id/*/ocr/content.json | head -1)
+	receipt=${receipt%/ocr/content.json}
+	photo=$(dirname "$(find "$work/metadata/by-id" -path '*/thumbnail/preview.jpg' | head -1)")
+	echo "== thumbnails: $(find "$work/metadata/by-id" -name small.jpg | wc -l) small.jpg and" \
+		"$(find "$work/metadata/by-id" -name preview.jpg | wc -l) preview.jpg in by-id/<id>/thumbnail/"
+	ls -l "$photo"
+	echo
+	echo "== the word quokka exists only in the pixels of scans/receipt.png; the OCR module read it:"
+	echo "  $(tr -d '\n' <"$receipt/ocr/content.json" | cut -c1-160)"
+	echo
+	echo "== homeindexd search quokka"
+	"$BIN/homeindexd" search quokka
+}
+# ---- end of thumbnail and OCR modules ----
+thumbocr_build
 
 # The sample tree: regular files, a duplicate, and two drives (usb-2019 plugged in,
 # old-laptop an empty mount point: unplugged).
@@ -158,6 +199,7 @@ text_demo_search() {
 }
 # ---- end of the text module ----
 text_demo_files
+expected=$((expected + $(thumbocr_files)))
 
 echo "== starting a private redis-server, homeindexd and example-module in $work"
 redis_port=$(free_port)
@@ -177,7 +219,7 @@ modules='- name: example-module
   uid: "demo-text-1"
   filterable_attributes: [text.format, text.language, text.pages, text.created_unix]
   sortable_attributes: [text.created_unix, text.pages]
-'"$media_modules_entry"
+'"$media_modules_entry"$(thumbocr_modules)
 export INDEX_DIRECTORY=$files METADATA_DIRECTORY=$work/metadata STATE_DIRECTORY=$work/state
 export REDIS_HOST=127.0.0.1:$redis_port MODULES=$modules HTTP_ADDR=127.0.0.1:$(free_port)
 export CRON_EXPRESSION='*/5 * * * * *' LOG_FORMAT=json LOGGING_LEVEL=info
@@ -211,6 +253,7 @@ module=$!
 pids+=("$module")
 media_demo_start
 text_demo_start
+thumbocr_start
 
 echo "== processing"
 start=$SECONDS
@@ -255,5 +298,7 @@ echo "== homeindexd search --filter 'has_archive_paths = true' --sort size:desc"
 media_demo_show
 echo
 text_demo_search
+echo
+thumbocr_show
 echo
 echo "== stopping everything the demo started"

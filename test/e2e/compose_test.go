@@ -50,6 +50,13 @@ func TestComposeSetsOnlyVariablesTheBinariesRead(t *testing.T) {
 	for name := range stringConsts(t, filepath.Join(repoRoot, "protocol"), "Env") {
 		daemonVars[name], moduleVars[name] = true, true
 	}
+	// First-party modules read their own variables too (Env* constants in modules/<name>).
+	moduleDirs, _ := filepath.Glob(filepath.Join(repoRoot, "modules", "*"))
+	for _, dir := range moduleDirs {
+		for name := range stringConsts(t, dir, "Env") {
+			moduleVars[name] = true
+		}
+	}
 	if !daemonVars["INDEX_DIRECTORY"] || !daemonVars["MODULES"] || !moduleVars["MODULE_UID"] || !moduleVars["RESOURCE_SHARES"] {
 		t.Fatalf("variable lists not found in the sources: daemon %v, module %v", daemonVars, moduleVars)
 	}
