@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net/http"
 	"net/url"
@@ -138,12 +139,12 @@ func searchHandler(w http.ResponseWriter, r *http.Request, files Searcher) {
 		return
 	}
 	v := r.URL.Query()
-	limit, err := intParam(v, "limit", 20, 0, search.MaxTotalHits)
+	limit, err := intParam(v, "limit", 20, 0, search.MaxLimit)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	offset, err := intParam(v, "offset", 0, 0, search.MaxTotalHits)
+	offset, err := intParam(v, "offset", 0, 0, math.MaxInt32)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
