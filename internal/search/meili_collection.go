@@ -126,6 +126,14 @@ func (c *meiliCollection) Configure(ctx context.Context, s Settings) error {
 			return err
 		}
 	}
+	if cur.TypoTolerance == nil || cur.TypoTolerance.Enabled {
+		// Words match exactly (and the last as a prefix), as on the embedded backend.
+		if err := update("typo tolerance", func(ctx context.Context) (*meilisearch.TaskInfo, error) {
+			return c.index().UpdateTypoToleranceWithContext(ctx, &meilisearch.TypoTolerance{Enabled: false})
+		}); err != nil {
+			return err
+		}
+	}
 	if !slices.Equal(cur.RankingRules, meiliRankingRules) {
 		rules := slices.Clone(meiliRankingRules)
 		if err := update("ranking rules", func(ctx context.Context) (*meilisearch.TaskInfo, error) {
