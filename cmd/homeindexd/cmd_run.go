@@ -12,6 +12,7 @@ import (
 	"github.com/homeindex/homeindex/internal/logging"
 	"github.com/homeindex/homeindex/internal/ops"
 	"github.com/homeindex/homeindex/internal/scheduler"
+	"github.com/homeindex/homeindex/internal/search"
 )
 
 // shutdownTimeout bounds how long a stop waits for the HTTP server.
@@ -53,7 +54,7 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 	opsSvc := ops.New(ops.Config{Version: version}, a, pipe, logging.Component(log, "ops"))
 	var srv *httpapi.Server
 	if cfg.HTTPAddr != "" {
-		opts := []httpapi.Option{httpapi.WithOps(opsSvc, a.Index.Files(), logging.Component(log, "http"))}
+		opts := []httpapi.Option{httpapi.WithOps(opsSvc, search.IndexSearcher{Index: a.Index, Facets: app.FacetAttributes(cfg)}, logging.Component(log, "http"))}
 		if cfg.HTTPPprof {
 			opts = append(opts, httpapi.WithPprof())
 			log.Warn().Msg("HTTP_PPROF is on: /debug/pprof/ is served")

@@ -2,6 +2,7 @@ package search
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -400,7 +401,7 @@ type FacetCount struct {
 
 // fileSearcher is implemented by both backends.
 type fileSearcher interface {
-	searchFiles(ctx context.Context, q FileQuery, sort []string) (FileResult, error)
+	searchFiles(ctx context.Context, q FileQuery, sort []string, named bool) (FileResult, error)
 }
 
 // SearchFiles runs q on ix.
@@ -414,7 +415,8 @@ func SearchFiles(ctx context.Context, ix Index, q FileQuery) (FileResult, error)
 		return FileResult{}, err
 	}
 	q.Snippets = min(max(q.Snippets, 0), MaxSnippets)
-	res, err := fs.searchFiles(ctx, q, sort)
+	_, named := SortOrders[cmp.Or(strings.TrimSpace(q.Sort), "relevance")]
+	res, err := fs.searchFiles(ctx, q, sort, named)
 	if err != nil {
 		return FileResult{}, err
 	}
@@ -512,12 +514,12 @@ func (p preparedIndex) Files() Collection {
 	return preparedFiles{Collection: p.Index.Files(), archiveRel: p.archiveRel}
 }
 
-func (p preparedIndex) searchFiles(ctx context.Context, q FileQuery, sort []string) (FileResult, error) {
+func (p preparedIndex) searchFiles(ctx context.Context, q FileQuery, sort []string, named bool) (FileResult, error) {
 	fs, ok := p.Index.(fileSearcher)
 	if !ok {
 		return FileResult{}, fmt.Errorf("search files: backend %s cannot", p.Name())
 	}
-	return fs.searchFiles(ctx, q, sort)
+	return fs.searchFiles(ctx, q, sort, named)
 }
 
 type preparedFiles struct {
@@ -545,4 +547,23 @@ func (f preparedFiles) Search(ctx context.Context, q Query) (Result, error) {
 		res.Hits[i] = restoreFile(res.Hits[i])
 	}
 	return res, err
+}
+
+// IndexSearcher runs SearchFiles on an index, counting Facets for "all facets".
+type IndexSearcher struct {
+	Index  Index
+	Facets []string
+}
+
+// SearchFiles runs q.
+func (s IndexSearcher) SearchFiles(ctx context.Context, q FileQuery) (FileResult, error) {
+	return SearchFiles(ctx, s.Index, q)
+}
+
+// FacetAttributes returns s.Facets, or DefaultFacets when empty.
+func (s IndexSearcher) FacetAttributes() []string {
+	if len(s.Facets) == 0 {
+		return DefaultFacets
+	}
+	return s.Facets
 }

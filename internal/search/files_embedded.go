@@ -13,7 +13,7 @@ import (
 // searchFiles runs a FileQuery in one read transaction over both collections' tables: the
 // text condition is "the file's own text matches, or one of its chunks does", written as two
 // FTS subqueries, so totals, pages and facets all come from SQL over the same set.
-func (ix *embeddedIndex) searchFiles(ctx context.Context, q FileQuery, sortClauses []string) (FileResult, error) {
+func (ix *embeddedIndex) searchFiles(ctx context.Context, q FileQuery, sortClauses []string, named bool) (FileResult, error) {
 	c := ix.files
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -24,6 +24,9 @@ func (ix *embeddedIndex) searchFiles(ctx context.Context, q FileQuery, sortClaus
 		return FileResult{}, fmt.Errorf("search files: %w", err)
 	}
 	keys, err := parseSort(sortClauses, settings.Sortable)
+	if err != nil && named {
+		keys, err = nil, nil // an index not configured yet (nothing in it either)
+	}
 	if err != nil {
 		return FileResult{}, fmt.Errorf("search files: %w: %w", ErrInvalidFilter, err)
 	}
@@ -34,11 +37,19 @@ func (ix *embeddedIndex) searchFiles(ctx context.Context, q FileQuery, sortClaus
 	}
 	var conds []string
 	match := ftsQuery(q.Q)
-	if match != "" {
+	ix.chunks.mu.RLock()
+	defer ix.chunks.mu.RUnlock()
+	// Chunks are searched once their settings give them a file_id column (ChunkSettings).
+	withChunks := slices.Contains(ix.chunks.settings.Filterable, "file_id")
+	switch {
+	case match != "" && withChunks:
 		conds = append(conds, `(d.seq IN (SELECT rowid FROM files_fts WHERE files_fts MATCH ?)
 			OR d.id IN (SELECT `+chunkFileID("k")+` FROM chunks_fts JOIN chunks_docs AS k ON k.seq = chunks_fts.rowid
 			WHERE chunks_fts MATCH ?))`)
 		args = append([]any{match, match}, args...)
+	case match != "":
+		conds = append(conds, `d.seq IN (SELECT rowid FROM files_fts WHERE files_fts MATCH ?)`)
+		args = append([]any{match}, args...)
 	}
 	if where != "" {
 		conds = append(conds, where)
@@ -98,7 +109,7 @@ func (ix *embeddedIndex) searchFiles(ctx context.Context, q FileQuery, sortClaus
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return FileResult{}, sqlErr("search files", err)
 	}
-	if match == "" || q.Snippets == 0 || len(ids) == 0 {
+	if match == "" || !withChunks || q.Snippets == 0 || len(ids) == 0 {
 		return res, nil
 	}
 	snips, err := embeddedSnippets(ctx, tx, match, ids, q)

@@ -18,7 +18,7 @@ import (
 //  2. the page and the exact total with facets, over the filters (and, with words, "id IN"
 //     the union of both sets);
 //  3. with words and snippets: each hit's first matching chunks.
-func (ix *meiliIndex) searchFiles(ctx context.Context, q FileQuery, sortClauses []string) (FileResult, error) {
+func (ix *meiliIndex) searchFiles(ctx context.Context, q FileQuery, sortClauses []string, _ bool) (FileResult, error) {
 	op := "search files"
 	files, chunks := ix.files, ix.chunks
 	filter := q.filter()
