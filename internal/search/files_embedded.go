@@ -41,15 +41,25 @@ func (ix *embeddedIndex) searchFiles(ctx context.Context, q FileQuery, sortClaus
 	defer ix.chunks.mu.RUnlock()
 	// Chunks are searched once their settings give them a file_id column (ChunkSettings).
 	withChunks := slices.Contains(ix.chunks.settings.Filterable, "file_id")
-	switch {
-	case match != "" && withChunks:
-		conds = append(conds, `(d.seq IN (SELECT rowid FROM files_fts WHERE files_fts MATCH ?)
-			OR d.id IN (SELECT `+chunkFileID("k")+` FROM chunks_fts JOIN chunks_docs AS k ON k.seq = chunks_fts.rowid
-			WHERE chunks_fts MATCH ?))`)
-		args = append([]any{match, match}, args...)
-	case match != "":
-		conds = append(conds, `d.seq IN (SELECT rowid FROM files_fts WHERE files_fts MATCH ?)`)
-		args = append([]any{match}, args...)
+	tx, err := ix.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return FileResult{}, sqlErr("search files", err)
+	}
+	defer tx.Rollback()
+
+	res := FileResult{Facets: map[string][]FacetCount{}}
+	if match != "" {
+		// The files matching the words, by their own text or a chunk's, read once: the
+		// count, the facets and the page all reuse the list.
+		seqs, err := matchingSeqs(ctx, tx, match, withChunks)
+		if err != nil {
+			return FileResult{}, sqlErr("search files", err)
+		}
+		if len(seqs) == 0 {
+			return res, nil
+		}
+		conds = append(conds, "d.seq IN (SELECT value FROM json_each(?))")
+		args = append([]any{string(mustJSON(seqs))}, args...)
 	}
 	if where != "" {
 		conds = append(conds, where)
@@ -58,13 +68,6 @@ func (ix *embeddedIndex) searchFiles(ctx context.Context, q FileQuery, sortClaus
 	if len(conds) > 0 {
 		whereSQL = " WHERE " + strings.Join(conds, " AND ")
 	}
-	tx, err := ix.reader.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return FileResult{}, sqlErr("search files", err)
-	}
-	defer tx.Rollback()
-
-	res := FileResult{Facets: map[string][]FacetCount{}}
 	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM files_docs AS d"+whereSQL, args...).Scan(&res.Total); err != nil {
 		return FileResult{}, sqlErr("search files", err)
 	}
@@ -120,6 +123,31 @@ func (ix *embeddedIndex) searchFiles(ctx context.Context, q FileQuery, sortClaus
 		res.Hits[i].Snippets = snips[id]
 	}
 	return res, nil
+}
+
+// matchingSeqs returns the rowids of the files whose own text matches, or (withChunks) one
+// of whose chunks does.
+func matchingSeqs(ctx context.Context, tx *sql.Tx, match string, withChunks bool) ([]int64, error) {
+	query, args := `SELECT rowid FROM files_fts WHERE files_fts MATCH ?`, []any{match}
+	if withChunks {
+		query += ` UNION SELECT d.seq FROM files_docs AS d WHERE d.id IN (SELECT ` + chunkFileID("k") + `
+			FROM chunks_fts JOIN chunks_docs AS k ON k.seq = chunks_fts.rowid WHERE chunks_fts MATCH ?)`
+		args = append(args, match)
+	}
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var seqs []int64
+	for rows.Next() {
+		var s int64
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		seqs = append(seqs, s)
+	}
+	return seqs, rows.Err()
 }
 
 // chunkFileID is the SQL reading a chunk row's file_id from its facet column (file_id is
