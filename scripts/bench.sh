@@ -8,7 +8,10 @@ run() { echo "== go test -run '^$' -bench '$2' $1"; go test -run '^$' -bench "$2
 run ./internal/scanner 'Walk100k|BareWalk' 5x
 run ./internal/scanner 'Hash$|ReadDiscard' 5x
 run ./internal/app 'InitialSync100k|ResyncUnchanged100k|BareWalkDirLstat100k' 3x
-run ./internal/search 'Ingest|Search' 1x
+run ./internal/search 'Ingest|EmbeddedSearch' 1x
+# Search with snippets and facets: 100k files and 1M chunks (embedded), the same files
+# and the first 100k chunks (Meilisearch, SEARCH_BENCH_MEILI_CHUNKS), in the same run.
+run ./internal/search 'SearchFiles' 100x
 run ./internal/queue 'Reap|Push' 2s
 run ./internal/queue 'Pipeline10k' 1x
 run ./internal/app 'DispatcherRefill200k' 200x
