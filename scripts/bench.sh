@@ -12,6 +12,10 @@ run ./internal/app 'InitialSync100k|ResyncUnchanged100k|BareWalkDirLstat100k' 3x
 # 1,000 events, and the re-walk fallback's pass against a bare WalkDir+Lstat in the same run.
 run ./internal/watch 'Place100k|Events1000|Rewalk100k|BareWalkDirLstat100k' 3x
 run ./internal/search 'Ingest|Search' 1x
+run ./internal/search 'Ingest|EmbeddedSearch' 1x
+# Search with snippets and facets: 100k files and 1M chunks (embedded), the same files
+# and the first 100k chunks (Meilisearch, SEARCH_BENCH_MEILI_CHUNKS), in the same run.
+run ./internal/search 'SearchFiles' 100x
 run ./internal/queue 'Reap|Push' 2s
 run ./internal/queue 'Pipeline10k' 1x
 run ./internal/app 'DispatcherRefill200k' 200x

@@ -164,7 +164,7 @@ func TestSyncThenSearch(t *testing.T) {
 		t.Fatalf("search: %d %q %s", code, out, stderr)
 	}
 	out, _, _ = d.run("search", "--filter", "has_archive_paths = true", "--sort", "size:desc")
-	if !strings.Contains(out, "1 hits") || !strings.Contains(out, "archive/usb1/scan-0001.txt") {
+	if !strings.Contains(out, "1 hit\n") || !strings.Contains(out, "archive/usb1/scan-0001.txt") {
 		t.Fatalf("filtered search: %q", out)
 	}
 	if _, stderr, code := d.run("search", "--filter", "size ~ 3"); code != 1 || !strings.Contains(stderr, "filter") {

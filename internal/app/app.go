@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -117,10 +118,24 @@ func firstModule(cfg *config.Config) string {
 	return cfg.Modules[0].Name
 }
 
-// OpenIndex opens the embedded index, or Meilisearch when MEILISEARCH_HOST is set.
+// OpenIndex opens the embedded index, or Meilisearch when MEILISEARCH_HOST is set. Files
+// documents written through it get their derived search fields (search.PrepareFile).
 func OpenIndex(ctx context.Context, cfg *config.Config) (search.Index, error) {
+	ix, err := openBackend(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return search.WithFileDocuments(ix, cfg.ArchiveRel), nil
+}
+
+// SearchIndexFile is the embedded index's path.
+func SearchIndexFile(cfg *config.Config) string {
+	return filepath.Join(cfg.StateDirectory, searchIndexFile)
+}
+
+func openBackend(ctx context.Context, cfg *config.Config) (search.Index, error) {
 	if cfg.Meilisearch.Host == "" {
-		return search.OpenEmbedded(filepath.Join(cfg.StateDirectory, searchIndexFile))
+		return search.OpenEmbedded(SearchIndexFile(cfg))
 	}
 	return search.OpenMeilisearch(ctx, search.MeiliConfig{
 		Host:        cfg.Meilisearch.Host,
@@ -144,7 +159,21 @@ func indexSettings(cfg *config.Config) search.Settings {
 		s.Filterable = append(s.Filterable, m.FilterableAttributes...)
 		s.Sortable = append(s.Sortable, m.SortableAttributes...)
 	}
-	return s
+	return search.FileSettings(s)
+}
+
+// FacetAttributes are the facets a search counts: the derived ones (search.DefaultFacets)
+// and every attribute a module declares filterable.
+func FacetAttributes(cfg *config.Config) []string {
+	out := slices.Clone(search.DefaultFacets)
+	for _, m := range cfg.Modules {
+		for _, a := range m.FilterableAttributes {
+			if !slices.Contains(out, a) {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
 }
 
 // ConfigureIndex applies the files and chunks index settings.
@@ -152,7 +181,7 @@ func ConfigureIndex(ctx context.Context, idx search.Index, cfg *config.Config) e
 	if err := idx.Files().Configure(ctx, indexSettings(cfg)); err != nil {
 		return fmt.Errorf("configure files index: %w", err)
 	}
-	if err := idx.Chunks().Configure(ctx, search.Settings{Filterable: []string{"file_id", "module"}, Sortable: []string{"index"}}); err != nil {
+	if err := idx.Chunks().Configure(ctx, search.ChunkSettings); err != nil {
 		return fmt.Errorf("configure chunks index: %w", err)
 	}
 	return nil

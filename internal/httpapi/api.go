@@ -1,14 +1,17 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,9 +20,11 @@ import (
 	"github.com/homeindex/homeindex/internal/search"
 )
 
-// Searcher runs a query on the files index.
+// Searcher runs searches over files and their module content (search.IndexSearcher).
 type Searcher interface {
-	Search(ctx context.Context, q search.Query) (search.Result, error)
+	SearchFiles(ctx context.Context, q search.FileQuery) (search.FileResult, error)
+	// FacetAttributes are the facets "facets=all" counts.
+	FacetAttributes() []string
 }
 
 // maxBody bounds a POST body: the requests are a few small fields.
@@ -139,39 +144,141 @@ func guard(next http.Handler) http.Handler {
 	})
 }
 
+// searchAttrs are the attributes with a parameter of their own: kind=image&kind=video keeps
+// files of either kind. Any other filterable attribute takes f.<attribute>=value.
+var searchAttrs = []string{search.FieldKind, search.FieldExtension, search.FieldDrive, search.FieldYear, search.FieldCamera, "offline", "type"}
+
 func searchHandler(w http.ResponseWriter, r *http.Request, files Searcher) {
 	if files == nil {
 		writeError(w, http.StatusServiceUnavailable, "search is not available")
 		return
 	}
-	v := r.URL.Query()
-	limit, err := intParam(v, "limit", 20, 0, search.MaxTotalHits)
+	q, err := parseSearch(r.URL.Query(), files)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
-	}
-	offset, err := intParam(v, "offset", 0, 0, search.MaxTotalHits)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	q := search.Query{Q: v.Get("q"), Filter: v.Get("filter"), Limit: limit, Offset: offset}
-	if s := v.Get("sort"); s != "" {
-		q.Sort = strings.Split(s, ",")
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), apiTimeout)
 	defer cancel()
-	res, err := files.Search(ctx, q)
+	res, err := files.SearchFiles(ctx, q)
 	if err != nil {
-		// Filter and sort mistakes are the common cause; the message says which.
-		writeError(w, http.StatusBadRequest, "search: "+err.Error())
+		code := http.StatusBadRequest // filter, sort and facet mistakes; the message says which
+		if errors.Is(err, search.ErrUnavailable) {
+			code = http.StatusServiceUnavailable
+		} else if errors.Is(err, context.DeadlineExceeded) {
+			code = http.StatusGatewayTimeout
+		}
+		writeError(w, code, "search: "+err.Error())
 		return
 	}
-	hits := res.Hits
-	if hits == nil {
-		hits = []json.RawMessage{}
+	hits := make([]json.RawMessage, len(res.Hits))
+	for i, h := range res.Hits {
+		hits[i] = withSnippets(h)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"total": res.Total, "limit": limit, "offset": offset, "hits": hits})
+	limit := q.Limit
+	writeJSON(w, http.StatusOK, map[string]any{
+		"total": res.Total, "limit": limit, "offset": q.Offset, "page": q.Offset/limit + 1,
+		"pages": (res.Total + int64(limit) - 1) / int64(limit), "sort": cmp.Or(q.Sort, "relevance"),
+		"hits": hits, "facets": res.Facets,
+	})
+}
+
+// withSnippets is a hit's document with its snippets under "_snippets".
+func withSnippets(h search.FileHit) json.RawMessage {
+	var d map[string]json.RawMessage
+	if json.Unmarshal(h.Doc, &d) != nil {
+		return h.Doc
+	}
+	s, err := json.Marshal(h.Snippets)
+	if err != nil {
+		return h.Doc
+	}
+	d["_snippets"] = s
+	out, err := json.Marshal(d)
+	if err != nil {
+		return h.Doc
+	}
+	return out
+}
+
+// parseSearch reads /api/search's parameters.
+func parseSearch(v url.Values, files Searcher) (search.FileQuery, error) {
+	q := search.FileQuery{Q: v.Get("q"), Sort: v.Get("sort"), Filters: v["filter"]}
+	var err error
+	if q.Limit, err = intParam(v, "limit", search.DefaultLimit, 1, search.MaxLimit); err != nil {
+		return q, err
+	}
+	if q.Offset, err = intParam(v, "offset", 0, 0, math.MaxInt32); err != nil {
+		return q, err
+	}
+	if v.Has("page") {
+		page, err := intParam(v, "page", 1, 1, math.MaxInt32/search.MaxLimit)
+		if err != nil {
+			return q, err
+		}
+		q.Offset = (page - 1) * q.Limit
+	}
+	if q.Snippets, err = intParam(v, "snippets", search.MaxSnippets, 0, search.MaxSnippets); err != nil {
+		return q, err
+	}
+	switch f := v.Get("facets"); f {
+	case "", "none":
+	case "all", "true", "1":
+		q.Facets = files.FacetAttributes()
+	default:
+		q.Facets = strings.Split(f, ",")
+	}
+	for name, vals := range v {
+		attr, ok := strings.CutPrefix(name, "f.")
+		if !ok && !slices.Contains(searchAttrs, name) {
+			continue
+		}
+		if !ok {
+			attr = name
+		}
+		var any []string
+		for _, val := range vals {
+			any = append(any, fmt.Sprintf("%s = %s", attr, quoteFilter(val)))
+		}
+		q.Filters = append(q.Filters, strings.Join(any, " OR "))
+	}
+	for _, rg := range []struct{ param, attr, op string }{
+		{"date_from", search.FieldDate, ">="}, {"date_to", search.FieldDate, "<="},
+		{"size_min", "size", ">="}, {"size_max", "size", "<="},
+	} {
+		s := v.Get(rg.param)
+		if s == "" {
+			continue
+		}
+		n, err := rangeValue(s, rg.param == "date_to")
+		if err != nil {
+			return q, fmt.Errorf("%s: %w", rg.param, err)
+		}
+		q.Filters = append(q.Filters, fmt.Sprintf("%s %s %d", rg.attr, rg.op, n))
+	}
+	slices.Sort(q.Filters) // map order above; equal requests give equal filters
+	return q, nil
+}
+
+// rangeValue reads a number, or a date (YYYY-MM-DD, UTC) as Unix seconds: its first second,
+// or with end its last one.
+func rangeValue(s string, end bool) (int64, error) {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return n, nil
+	}
+	t, err := time.Parse("2006-01-02", s)
+	if err != nil {
+		return 0, errors.New("want a number or a date YYYY-MM-DD")
+	}
+	if end {
+		return t.Unix() + 86399, nil
+	}
+	return t.Unix(), nil
+}
+
+// quoteFilter quotes a value for a filter expression.
+func quoteFilter(s string) string {
+	return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"`
 }
 
 func intParam(v url.Values, name string, def, lo, hi int) (int, error) {

@@ -15,6 +15,7 @@ import (
 	"github.com/homeindex/homeindex/internal/app"
 	"github.com/homeindex/homeindex/internal/config"
 	"github.com/homeindex/homeindex/internal/ops"
+	"github.com/homeindex/homeindex/internal/search"
 )
 
 // daemon is the parts `homeindexd run` wires for HTTP: app, pipeline (with modules), ops and
@@ -63,7 +64,7 @@ func startDaemon(t *testing.T, vars map[string]string, opts ...Option) *daemon {
 		}
 	}
 	d.svc = ops.New(ops.Config{Version: "test"}, a, d.pipe, log)
-	d.srv, err = New("127.0.0.1:0", nil, append([]Option{WithOps(d.svc, a.Index.Files(), log)}, opts...)...)
+	d.srv, err = New("127.0.0.1:0", nil, append([]Option{WithOps(d.svc, search.IndexSearcher{Index: a.Index}, log)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

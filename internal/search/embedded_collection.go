@@ -226,9 +226,8 @@ func compileWhere(filter string, s Settings) (string, []any, error) {
 
 // Search runs a query in one read transaction, so hits and total agree.
 //
-// It counts first (up to MaxTotalHits, driven by the filter indexes), then picks how to read
-// the page: a text query is driven by the FTS index; a filter matching fewer than
-// MaxTotalHits documents is read through the filter indexes and sorted; a broader one walks
+// It counts first (exactly, driven by the filter indexes), then picks how to read the page: a
+// text query is driven by the FTS index; a filter matching fewer than broadMatch documents is read through the filter indexes and sorted; a broader one walks
 // the sort index (or the table, unsorted) and stops after the page, which takes a few rows
 // per hit. SQLite's planner cannot tell these cases apart from its statistics, so the count
 // decides.
@@ -271,17 +270,16 @@ func (c *embeddedCollection) Search(ctx context.Context, q Query) (Result, error
 		// CROSS JOIN fixes the join order: the text match drives, never a per-row MATCH.
 		from = fts + " CROSS JOIN " + docs + " AS d ON d.seq = " + fts + ".rowid"
 	}
-	err = tx.QueryRowContext(ctx, fmt.Sprintf("SELECT count(*) FROM (SELECT 1 FROM %s%s LIMIT %d)",
-		from, whereSQL, MaxTotalHits), args...).Scan(&res.Total)
+	err = tx.QueryRowContext(ctx, "SELECT count(*) FROM "+from+whereSQL, args...).Scan(&res.Total)
 	if err != nil {
 		return Result{}, sqlErr("search "+c.name, err)
 	}
 	limit, offset := pageBounds(q)
-	if limit == 0 || res.Total <= int64(offset) {
+	if res.Total <= int64(offset) {
 		return res, nil
 	}
 
-	broad := match == "" && res.Total >= MaxTotalHits
+	broad := match == "" && res.Total >= broadMatch
 	declared := settings.spec().declared()
 	var order []string
 	for _, k := range keys {

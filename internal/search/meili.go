@@ -1,10 +1,13 @@
 package search
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -36,6 +39,9 @@ const (
 	// limit is 100 MB; a few MB keeps requests short and memory flat).
 	meiliBatchDocs  = 5000
 	meiliBatchBytes = 8 << 20
+	// meiliMaxValuesPerFacet is the index setting faceting.maxValuesPerFacet: facet counts
+	// list every value (the chunks index's file_id facet lists every matching file).
+	meiliMaxValuesPerFacet = 1 << 30
 )
 
 // meiliRankingRules puts "sort" first, so an explicit sort orders the hits on both backends
@@ -44,6 +50,7 @@ var meiliRankingRules = []string{"sort", "words", "typo", "proximity", "attribut
 
 type meiliIndex struct {
 	client meilisearch.ServiceManager
+	hc     *http.Client // for multi-search, sent as is (see multiSearch)
 	cfg    MeiliConfig
 	files  *meiliCollection
 	chunks *meiliCollection
@@ -75,6 +82,7 @@ func OpenMeilisearch(ctx context.Context, c MeiliConfig) (Index, error) {
 			// would only stretch an outage by seconds per call.
 			meilisearch.DisableRetries()),
 		cfg: c,
+		hc:  hc,
 	}
 	ix.files = &meiliCollection{ix: ix, uid: c.FilesIndex}
 	ix.chunks = &meiliCollection{ix: ix, uid: c.ChunksIndex}
@@ -224,4 +232,59 @@ func (ix *meiliIndex) classify(op string, err error) error {
 		causes = append([]error{sentinel}, causes...)
 	}
 	return &meiliError{msg: redact(msg, ix.cfg.APIKey), causes: causes}
+}
+
+// multiSearch sends queries in one POST /multi-search and decodes the results into out (one
+// per query). The request is built here rather than through the client, whose types cannot
+// say hitsPerPage 0 (a count without hits) and re-encode every hit.
+func (ix *meiliIndex) multiSearch(ctx context.Context, queries []map[string]any, out []meiliSearchResponse) error {
+	body, err := json.Marshal(map[string]any{"queries": queries})
+	if err != nil {
+		return err
+	}
+	rctx, cancel := ix.requestCtx(ctx)
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, strings.TrimSuffix(ix.cfg.Host, "/")+"/multi-search", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if ix.cfg.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+ix.cfg.APIKey)
+	}
+	resp, err := ix.hc.Do(req)
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return err
+		}
+		return fmt.Errorf("%w: POST /multi-search: %w", ErrUnavailable, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("%w: POST /multi-search: %w", ErrUnavailable, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e struct{ Code, Message string }
+		_ = json.Unmarshal(raw, &e)
+		err := fmt.Errorf("POST /multi-search: HTTP %d %s: %s", resp.StatusCode, e.Code, e.Message)
+		switch s := codeSentinel(e.Code); {
+		case resp.StatusCode >= 500:
+			return fmt.Errorf("%w: %w", ErrUnavailable, err)
+		case s != nil:
+			return fmt.Errorf("%w: %w", s, err)
+		}
+		return err
+	}
+	var res struct {
+		Results []meiliSearchResponse `json:"results"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return fmt.Errorf("POST /multi-search: decode: %w", err)
+	}
+	if len(res.Results) != len(out) {
+		return fmt.Errorf("POST /multi-search: %d results for %d queries", len(res.Results), len(out))
+	}
+	copy(out, res.Results)
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -107,6 +108,28 @@ func (c *meiliCollection) Configure(ctx context.Context, s Settings) error {
 	if !slices.Equal(sorted(cur.SortableAttributes), s.Sortable) {
 		if err := update("sortable attributes", func(ctx context.Context) (*meilisearch.TaskInfo, error) {
 			return c.index().UpdateSortableAttributesWithContext(ctx, &s.Sortable)
+		}); err != nil {
+			return err
+		}
+	}
+	if cur.Pagination == nil || cur.Pagination.MaxTotalHits != meiliMaxTotalHits {
+		if err := update("pagination", func(ctx context.Context) (*meilisearch.TaskInfo, error) {
+			return c.index().UpdatePaginationWithContext(ctx, &meilisearch.Pagination{MaxTotalHits: meiliMaxTotalHits})
+		}); err != nil {
+			return err
+		}
+	}
+	if cur.Faceting == nil || cur.Faceting.MaxValuesPerFacet != meiliMaxValuesPerFacet {
+		if err := update("faceting", func(ctx context.Context) (*meilisearch.TaskInfo, error) {
+			return c.index().UpdateFacetingWithContext(ctx, &meilisearch.Faceting{MaxValuesPerFacet: meiliMaxValuesPerFacet})
+		}); err != nil {
+			return err
+		}
+	}
+	if cur.TypoTolerance == nil || cur.TypoTolerance.Enabled {
+		// Words match exactly (and the last as a prefix), as on the embedded backend.
+		if err := update("typo tolerance", func(ctx context.Context) (*meilisearch.TaskInfo, error) {
+			return c.index().UpdateTypoToleranceWithContext(ctx, &meilisearch.TypoTolerance{Enabled: false})
 		}); err != nil {
 			return err
 		}
@@ -233,41 +256,45 @@ func (c *meiliCollection) DeleteByFilter(ctx context.Context, filter string) err
 }
 
 // Search runs a search with matchingStrategy "all" (every word must match, as on the
-// embedded backend).
+// embedded backend). One multi-search request asks for the page (offset and limit) and for the
+// exact total (page mode with no hits: Meilisearch counts exactly only there).
 func (c *meiliCollection) Search(ctx context.Context, q Query) (Result, error) {
 	op := "search " + c.uid
 	limit, offset := pageBounds(q)
-	req := &meilisearch.SearchRequest{
-		Query:            q.Q,
-		Sort:             q.Sort,
-		Offset:           int64(offset),
-		Limit:            int64(max(limit, 1)), // 0 would mean the default; hits past the cap are empty anyway
-		MatchingStrategy: meilisearch.All,
-	}
-	if strings.TrimSpace(q.Filter) != "" {
-		req.Filter = q.Filter
-	}
-	rctx, cancel := c.ix.requestCtx(ctx)
-	raw, err := c.index().SearchRawWithContext(rctx, q.Q, req)
-	cancel()
-	if err != nil {
+	base := c.searchBody(q.Q, q.Filter, q.Sort)
+	page := maps.Clone(base)
+	page["offset"], page["limit"] = offset, limit
+	count := maps.Clone(base)
+	count["page"], count["hitsPerPage"], count["attributesToRetrieve"] = 1, 0, []string{"id"}
+	var out [2]meiliSearchResponse
+	if err := c.ix.multiSearch(ctx, []map[string]any{page, count}, out[:]); err != nil {
 		return Result{}, c.ix.classify(op, err)
 	}
-	var resp struct {
-		Hits               []json.RawMessage `json:"hits"`
-		EstimatedTotalHits int64             `json:"estimatedTotalHits"`
+	hits := out[0].Hits
+	if hits == nil {
+		hits = []json.RawMessage{}
 	}
-	if err := json.Unmarshal(*raw, &resp); err != nil {
-		return Result{}, fmt.Errorf("%s: decode response: %w", op, err)
+	exactHits(hits)
+	return Result{Hits: hits, Total: out[1].TotalHits}, nil
+}
+
+// searchBody is the common part of a search request on this index.
+func (c *meiliCollection) searchBody(q, filter string, sort []string) map[string]any {
+	body := map[string]any{"indexUid": c.uid, "q": q, "matchingStrategy": "all"}
+	if strings.TrimSpace(filter) != "" {
+		body["filter"] = filter
 	}
-	if limit == 0 {
-		resp.Hits = nil
+	if len(sort) > 0 {
+		body["sort"] = sort
 	}
-	if resp.Hits == nil {
-		resp.Hits = []json.RawMessage{}
-	}
-	exactHits(resp.Hits)
-	return Result{Hits: resp.Hits, Total: min(resp.EstimatedTotalHits, MaxTotalHits)}, nil
+	return body
+}
+
+// meiliSearchResponse is the part of a search answer this package reads.
+type meiliSearchResponse struct {
+	Hits              []json.RawMessage           `json:"hits"`
+	TotalHits         int64                       `json:"totalHits"`
+	FacetDistribution map[string]map[string]int64 `json:"facetDistribution"`
 }
 
 // Count returns the number of documents.

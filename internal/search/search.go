@@ -50,16 +50,15 @@ type Query struct {
 	// precedence over text relevance on both backends (on Meilisearch once Configure has
 	// put its sort ranking rule first). Numbers sort before strings, missing values last.
 	Sort []string
-	// Limit is the maximum number of hits (0 means DefaultLimit). Offset skips hits.
-	// Only the first MaxTotalHits matches can be returned, as in Meilisearch.
+	// Limit is the maximum number of hits (0 means DefaultLimit, at most MaxLimit). Offset
+	// skips hits; every match can be reached.
 	Limit, Offset int
 }
 
 // Result is the answer to a Query.
 type Result struct {
 	Hits []json.RawMessage
-	// Total is the number of matching documents, capped at MaxTotalHits (Meilisearch calls it
-	// estimatedTotalHits).
+	// Total is the exact number of matching documents.
 	Total int64
 }
 
@@ -75,9 +74,14 @@ type Index interface {
 const (
 	// DefaultLimit is the number of hits returned when Query.Limit is 0.
 	DefaultLimit = 20
-	// MaxTotalHits caps both the hits reachable through Limit and Offset and Result.Total
-	// (Meilisearch's pagination.maxTotalHits default). Use IDs to enumerate everything.
-	MaxTotalHits = 1000
+	// MaxLimit is the most hits one query returns.
+	MaxLimit = 1000
+	// meiliMaxTotalHits is the Meilisearch index setting pagination.maxTotalHits: above any
+	// collection this daemon indexes, so totals are exact and paging reaches every hit.
+	meiliMaxTotalHits = 1 << 30
+	// broadMatch is the match count above which the embedded backend reads a filter-only page
+	// by walking the sort index instead of sorting the matches.
+	broadMatch = 1000
 	// MaxIDBytes is the longest document id Meilisearch accepts.
 	MaxIDBytes = 511
 )
@@ -110,14 +114,11 @@ func ValidateID(id string) bool {
 }
 
 // pageBounds turns a Query's Limit and Offset into the window actually served, honouring
-// DefaultLimit and MaxTotalHits. limit 0 means the window is empty.
+// DefaultLimit and MaxLimit.
 func pageBounds(q Query) (limit, offset int) {
 	limit, offset = q.Limit, max(q.Offset, 0)
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
-	if offset >= MaxTotalHits {
-		return 0, offset
-	}
-	return min(limit, MaxTotalHits-offset), offset
+	return min(limit, MaxLimit), offset
 }

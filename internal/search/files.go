@@ -1,0 +1,569 @@
+package search
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// This file is the search a person runs: one query over the files index and the chunks
+// index together. A hit is a file (one per content); files match by their own fields or by
+// the text modules produced for them (chunks), and the best chunks give snippets. Both
+// backends implement fileSearcher; everything they must agree on (derived fields, sort
+// orders, snippets, facet values) is written once, here.
+
+// Derived fields: computed when a document is written to the files index (PrepareFile), so
+// both backends filter, sort and count them without parsing anything at query time.
+const (
+	FieldKind      = "kind"       // image, video, audio, document, text or other
+	FieldExtension = "extension"  // lower-case extension of the first path, without the dot
+	FieldDrive     = "drive"      // archive drive names of the copies; LocalDrive for the main tree
+	FieldYear      = "year"       // year of FieldDate (UTC)
+	FieldDate      = "date"       // Unix seconds: the date a photo was taken when a module gave one, else mtime
+	FieldCamera    = "camera"     // camera make and model, when a module gave them
+	FieldName      = "name"       // base name of the first path
+	FieldSortName  = "sort_name"  // FieldName in lower case, for the name sort
+	FieldPathsList = "paths_list" // (core) every path
+	// fieldPathEntries holds the paths object as an array of {path, mtime}: the index never
+	// keys an object by path (Meilisearch allows at most 65,535 distinct field names per
+	// index). Hits give the object back as "paths".
+	fieldPathEntries = "path_entries"
+	fieldPaths       = "paths"
+)
+
+// LocalDrive is the drive facet value of a copy in the main tree (not on an archive drive).
+const LocalDrive = "local"
+
+// DerivedFilterable and DerivedSortable are the derived attributes the files index must
+// declare (FileSettings adds them).
+var (
+	DerivedFilterable = []string{FieldKind, FieldExtension, FieldDrive, FieldYear, FieldDate, FieldCamera, "id"}
+	DerivedSortable   = []string{FieldDate, FieldSortName, "size", "id"}
+)
+
+// DefaultFacets are the facets a search counts when the caller names none.
+var DefaultFacets = []string{FieldKind, FieldExtension, FieldDrive, FieldYear, FieldCamera, "offline"}
+
+// FileSettings returns s plus the derived attributes.
+func FileSettings(s Settings) Settings {
+	return Settings{
+		Filterable: append(slices.Clone(s.Filterable), DerivedFilterable...),
+		Sortable:   append(slices.Clone(s.Sortable), DerivedSortable...),
+	}
+}
+
+// ChunkSettings are the chunks index settings SearchFiles relies on.
+var ChunkSettings = Settings{Filterable: []string{"file_id", "module"}, Sortable: []string{"index", "id"}}
+
+// PrepareFile turns a metadata document into its files index form: the paths object becomes
+// an array (path_entries) and the derived fields are added. archiveRel is the archive
+// directory relative to the files root ("archive"); a path below it is on the drive named by
+// its next element.
+func PrepareFile(raw json.RawMessage, archiveRel string) (json.RawMessage, error) {
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &doc); err != nil || doc == nil {
+		return nil, fmt.Errorf("%w: not a JSON object", ErrInvalidDocument)
+	}
+	var paths []pathEntry
+	if p, ok := doc[fieldPaths]; ok {
+		var err error
+		if paths, err = decodePaths(p); err != nil {
+			return nil, fmt.Errorf("%w: paths: %w", ErrInvalidDocument, err)
+		}
+		delete(doc, fieldPaths)
+		doc[fieldPathEntries] = mustJSON(paths)
+	}
+	for _, k := range []string{FieldKind, FieldExtension, FieldDrive, FieldYear, FieldDate, FieldCamera, FieldName, FieldSortName} {
+		delete(doc, k)
+	}
+	var mime string
+	_ = json.Unmarshal(doc["type"], &mime)
+	first := ""
+	if len(paths) > 0 {
+		first = paths[0].Path
+	}
+	name := path.Base(first)
+	if first == "" {
+		name = ""
+	}
+	ext := ""
+	if i := strings.LastIndexByte(name, '.'); i > 0 && i < len(name)-1 {
+		ext = strings.ToLower(name[i+1:])
+	}
+	doc[FieldKind] = mustJSON(Kind(mime, ext))
+	if ext != "" {
+		doc[FieldExtension] = mustJSON(ext)
+	}
+	if name != "" {
+		doc[FieldName] = mustJSON(name)
+		doc[FieldSortName] = mustJSON(strings.ToLower(name))
+	}
+	var drives []string
+	for _, p := range paths {
+		d := driveOf(p.Path, archiveRel)
+		if !slices.Contains(drives, d) {
+			drives = append(drives, d)
+		}
+	}
+	if len(drives) > 0 {
+		slices.Sort(drives)
+		doc[FieldDrive] = mustJSON(drives)
+	}
+	var mtime float64
+	_ = json.Unmarshal(doc["mtime"], &mtime)
+	date, camera := moduleDateAndCamera(doc)
+	if date == nil && mtime != 0 {
+		date = &mtime
+	}
+	if date != nil {
+		doc[FieldDate] = mustJSON(math.Floor(*date))
+		doc[FieldYear] = mustJSON(time.Unix(int64(math.Floor(*date)), 0).UTC().Year())
+	}
+	if camera != "" {
+		doc[FieldCamera] = mustJSON(camera)
+	}
+	return json.Marshal(doc)
+}
+
+// restoreFile turns a files index hit back into the metadata document's shape: path_entries
+// becomes the paths object again, in order.
+func restoreFile(raw json.RawMessage) json.RawMessage {
+	var doc map[string]json.RawMessage
+	if json.Unmarshal(raw, &doc) != nil {
+		return raw
+	}
+	pe, ok := doc[fieldPathEntries]
+	if !ok {
+		return raw
+	}
+	var paths []pathEntry
+	if json.Unmarshal(pe, &paths) != nil {
+		return raw
+	}
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, p := range paths {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(mustJSON(p.Path))
+		b.WriteByte(':')
+		b.Write(mustJSON(p.Mtime))
+	}
+	b.WriteByte('}')
+	delete(doc, fieldPathEntries)
+	doc[fieldPaths] = b.Bytes()
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return raw
+	}
+	return out
+}
+
+type pathEntry struct {
+	Path  string  `json:"path"`
+	Mtime float64 `json:"mtime"`
+}
+
+// decodePaths reads a {path: mtime} object in key order.
+func decodePaths(raw json.RawMessage) ([]pathEntry, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if tok == nil {
+		return nil, nil
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, errors.New("want an object")
+	}
+	var out []pathEntry
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		k, _ := kt.(string)
+		var m float64
+		if err := dec.Decode(&m); err != nil {
+			return nil, fmt.Errorf("%q: %w", k, err)
+		}
+		out = append(out, pathEntry{Path: k, Mtime: m})
+	}
+	return out, nil
+}
+
+func mustJSON(v any) json.RawMessage {
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(v); err != nil {
+		panic(err) // only called with encodable values
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// driveOf returns the drive of a path: the archive drive it is on, else LocalDrive.
+func driveOf(p, archiveRel string) string {
+	if archiveRel != "" && strings.HasPrefix(p, archiveRel+"/") {
+		rest := p[len(archiveRel)+1:]
+		if i := strings.IndexByte(rest, '/'); i > 0 {
+			return rest[:i]
+		}
+	}
+	return LocalDrive
+}
+
+// moduleDateAndCamera looks through the module fields (objects, in key order) for the first
+// date taken ("date_unix") and camera ("camera", else "camera_make" and "camera_model").
+func moduleDateAndCamera(doc map[string]json.RawMessage) (*float64, string) {
+	keys := make([]string, 0, len(doc))
+	for k, v := range doc {
+		if len(v) > 0 && v[0] == '{' {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var date *float64
+	camera := ""
+	for _, k := range keys {
+		var f struct {
+			DateUnix    *float64 `json:"date_unix"`
+			Camera      string   `json:"camera"`
+			CameraMake  string   `json:"camera_make"`
+			CameraModel string   `json:"camera_model"`
+		}
+		if json.Unmarshal(doc[k], &f) != nil {
+			continue
+		}
+		if date == nil && f.DateUnix != nil {
+			date = f.DateUnix
+		}
+		if camera == "" {
+			camera = strings.TrimSpace(f.Camera)
+			if camera == "" {
+				camera = strings.TrimSpace(strings.TrimSpace(f.CameraMake) + " " + strings.TrimSpace(f.CameraModel))
+			}
+		}
+	}
+	return date, camera
+}
+
+// Kind maps a MIME type and extension to image, video, audio, document, text or other.
+func Kind(mime, ext string) string {
+	mime = strings.ToLower(strings.TrimSpace(mime))
+	if i := strings.IndexByte(mime, ';'); i >= 0 {
+		mime = strings.TrimSpace(mime[:i])
+	}
+	switch {
+	case strings.HasPrefix(mime, "image/"):
+		return "image"
+	case strings.HasPrefix(mime, "video/"):
+		return "video"
+	case strings.HasPrefix(mime, "audio/"):
+		return "audio"
+	}
+	if k, ok := extKinds[ext]; ok {
+		return k
+	}
+	switch {
+	case mime == "application/pdf", strings.Contains(mime, "officedocument"), strings.Contains(mime, "opendocument"),
+		mime == "application/msword", mime == "application/rtf", mime == "application/epub+zip":
+		return "document"
+	case strings.HasPrefix(mime, "text/"), mime == "application/json", mime == "application/xml":
+		return "text"
+	}
+	return "other"
+}
+
+var extKinds = func() map[string]string {
+	m := map[string]string{}
+	for kind, exts := range map[string]string{
+		"image":    "jpg jpeg png gif webp tif tiff bmp heic heif avif dng cr2 nef arw svg",
+		"video":    "mp4 m4v mov mkv webm avi wmv mpg mpeg 3gp",
+		"audio":    "mp3 flac m4a aac ogg opus wav wma aiff",
+		"document": "pdf doc docx odt rtf epub ppt pptx odp xls xlsx ods pages key numbers",
+		"text":     "txt md markdown csv tsv json xml html htm yaml yml log ini conf go py js ts c h rs java sh",
+	} {
+		for _, e := range strings.Fields(exts) {
+			m[e] = kind
+		}
+	}
+	return m
+}()
+
+// FileQuery is one search over files and their module content.
+type FileQuery struct {
+	// Q is the text query: every word must occur in the file's own fields, or all of them in
+	// one chunk of its content; the last word matches as a prefix unless Q ends with a space.
+	Q string
+	// Filters are Meilisearch filter expressions over the files index, all of which must hold.
+	Filters []string
+	// Sort is one of SortOrders ("" is relevance) or "attribute:asc|desc" on a sortable
+	// attribute. Ties are broken by id, so paging is stable.
+	Sort string
+	// Limit (0: DefaultLimit, at most MaxLimit) and Offset pick the page.
+	Limit, Offset int
+	// Facets names the attributes to count (nil: none; each must be filterable).
+	Facets []string
+	// Snippets is the number of snippets per hit (0: none, at most MaxSnippets).
+	Snippets int
+}
+
+// MaxSnippets is the most snippets a hit carries.
+const MaxSnippets = 3
+
+// SortOrders are the named sort orders and the clauses they stand for.
+var SortOrders = map[string][]string{
+	"relevance": {FieldDate + ":desc"},
+	"newest":    {FieldDate + ":desc"},
+	"oldest":    {FieldDate + ":asc"},
+	"largest":   {"size:desc"},
+	"smallest":  {"size:asc"},
+	"name":      {FieldSortName + ":asc"},
+}
+
+// sortClauses resolves FileQuery.Sort (without the id tie-break).
+func (q FileQuery) sortClauses() ([]string, error) {
+	s := strings.TrimSpace(q.Sort)
+	if s == "" {
+		s = "relevance"
+	}
+	if c, ok := SortOrders[s]; ok {
+		return c, nil
+	}
+	if strings.Contains(s, ":") {
+		return strings.Split(s, ","), nil
+	}
+	return nil, fmt.Errorf("%w: sort %q: want relevance, newest, oldest, largest, smallest, name or attribute:asc|desc", ErrInvalidFilter, s)
+}
+
+// filter joins the filters with AND.
+func (q FileQuery) filter() string {
+	var parts []string
+	for _, f := range q.Filters {
+		if strings.TrimSpace(f) != "" {
+			parts = append(parts, "("+f+")")
+		}
+	}
+	return strings.Join(parts, " AND ")
+}
+
+// FileResult is the answer to a FileQuery.
+type FileResult struct {
+	// Total is the exact number of matching files.
+	Total int64     `json:"total"`
+	Hits  []FileHit `json:"hits"`
+	// Facets counts, per requested attribute, the matching files by value (most frequent
+	// first, then by value). Values are lower case, numbers in decimal.
+	Facets map[string][]FacetCount `json:"facets"`
+}
+
+// FileHit is one matching file.
+type FileHit struct {
+	// Doc is the file's document as the index holds it, paths as an object.
+	Doc      json.RawMessage `json:"doc"`
+	Snippets []Snippet       `json:"snippets"`
+}
+
+// Snippet is a piece of module content around the query's words.
+type Snippet struct {
+	Module string `json:"module"`
+	// Location says where in the file the text is: the chunk's page, sheet, slide, chapter,
+	// time_offset and time_length when its module gave them, and its segment number.
+	Location map[string]json.RawMessage `json:"location"`
+	// Parts is the text, cut into pieces that do and do not match a query word: clients write
+	// each as text and mark the matching ones.
+	Parts []Part `json:"parts"`
+}
+
+// Part is a piece of a snippet.
+type Part struct {
+	Text  string `json:"text"`
+	Match bool   `json:"match"`
+}
+
+// FacetCount is one facet value and the number of matching files that have it.
+type FacetCount struct {
+	Value string `json:"value"`
+	Count int64  `json:"count"`
+}
+
+// fileSearcher is implemented by both backends.
+type fileSearcher interface {
+	searchFiles(ctx context.Context, q FileQuery, sort []string, named bool) (FileResult, error)
+}
+
+// SearchFiles runs q on ix.
+func SearchFiles(ctx context.Context, ix Index, q FileQuery) (FileResult, error) {
+	fs, ok := ix.(fileSearcher)
+	if !ok {
+		return FileResult{}, fmt.Errorf("search files: backend %s cannot", ix.Name())
+	}
+	sort, err := q.sortClauses()
+	if err != nil {
+		return FileResult{}, err
+	}
+	q.Snippets = min(max(q.Snippets, 0), MaxSnippets)
+	_, named := SortOrders[cmp.Or(strings.TrimSpace(q.Sort), "relevance")]
+	res, err := fs.searchFiles(ctx, q, sort, named)
+	if err != nil {
+		return FileResult{}, err
+	}
+	if res.Hits == nil {
+		res.Hits = []FileHit{}
+	}
+	for i := range res.Hits {
+		res.Hits[i].Doc = restoreFile(res.Hits[i].Doc)
+		if res.Hits[i].Snippets == nil {
+			res.Hits[i].Snippets = []Snippet{}
+		}
+	}
+	if res.Facets == nil {
+		res.Facets = map[string][]FacetCount{}
+	}
+	for _, f := range q.Facets {
+		if res.Facets[f] == nil {
+			res.Facets[f] = []FacetCount{}
+		}
+	}
+	return res, nil
+}
+
+// facetCounts sorts counts by value into FacetCounts (most frequent first, then by value).
+func facetCounts(m map[string]int64) []FacetCount {
+	out := make([]FacetCount, 0, len(m))
+	for v, n := range m {
+		out = append(out, FacetCount{Value: v, Count: n})
+	}
+	slices.SortFunc(out, func(a, b FacetCount) int {
+		if a.Count != b.Count {
+			if a.Count > b.Count {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Value, b.Value)
+	})
+	return out
+}
+
+// facetValue writes a facet value the way both backends agree on: strings in lower case,
+// numbers in shortest decimal.
+func facetValue(v any) string {
+	switch x := v.(type) {
+	case string:
+		return normalizeString(x)
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case bool:
+		return strconv.FormatBool(x)
+	}
+	return fmt.Sprint(v)
+}
+
+// locationKeys are the chunk fields a snippet's location keeps.
+var locationKeys = []string{"page", "sheet", "slide", "chapter", "time_offset", "time_length", "segment"}
+
+// snippetOf builds the snippet of one chunk document for the query words.
+func snippetOf(chunk json.RawMessage, words []string, prefixLast bool) (Snippet, bool) {
+	var c map[string]json.RawMessage
+	if json.Unmarshal(chunk, &c) != nil {
+		return Snippet{}, false
+	}
+	var module, text string
+	_ = json.Unmarshal(c["module"], &module)
+	_ = json.Unmarshal(c["text"], &text)
+	loc := map[string]json.RawMessage{}
+	for _, k := range locationKeys {
+		if v, ok := c[k]; ok && string(v) != "null" {
+			loc[k] = v
+		}
+	}
+	parts := highlight(text, words, prefixLast, snippetWords)
+	if len(parts) == 0 {
+		return Snippet{}, false
+	}
+	return Snippet{Module: module, Location: loc, Parts: parts}, true
+}
+
+// WithFileDocuments wraps ix so that documents written to its files collection go through
+// PrepareFile (archiveRel as there) and its hits come back in the metadata document's shape.
+func WithFileDocuments(ix Index, archiveRel string) Index {
+	return preparedIndex{Index: ix, archiveRel: archiveRel}
+}
+
+type preparedIndex struct {
+	Index
+	archiveRel string
+}
+
+func (p preparedIndex) Files() Collection {
+	return preparedFiles{Collection: p.Index.Files(), archiveRel: p.archiveRel}
+}
+
+func (p preparedIndex) searchFiles(ctx context.Context, q FileQuery, sort []string, named bool) (FileResult, error) {
+	fs, ok := p.Index.(fileSearcher)
+	if !ok {
+		return FileResult{}, fmt.Errorf("search files: backend %s cannot", p.Name())
+	}
+	return fs.searchFiles(ctx, q, sort, named)
+}
+
+type preparedFiles struct {
+	Collection
+	archiveRel string
+}
+
+// Upsert prepares each document; one that cannot be prepared is passed on as is, for the
+// backend's validation to name.
+func (f preparedFiles) Upsert(ctx context.Context, docs []json.RawMessage) error {
+	out := make([]json.RawMessage, len(docs))
+	for i, d := range docs {
+		p, err := PrepareFile(d, f.archiveRel)
+		if err != nil {
+			p = d
+		}
+		out[i] = p
+	}
+	return f.Collection.Upsert(ctx, out)
+}
+
+func (f preparedFiles) Search(ctx context.Context, q Query) (Result, error) {
+	res, err := f.Collection.Search(ctx, q)
+	for i := range res.Hits {
+		res.Hits[i] = restoreFile(res.Hits[i])
+	}
+	return res, err
+}
+
+// IndexSearcher runs SearchFiles on an index, counting Facets for "all facets".
+type IndexSearcher struct {
+	Index  Index
+	Facets []string
+}
+
+// SearchFiles runs q.
+func (s IndexSearcher) SearchFiles(ctx context.Context, q FileQuery) (FileResult, error) {
+	return SearchFiles(ctx, s.Index, q)
+}
+
+// FacetAttributes returns s.Facets, or DefaultFacets when empty.
+func (s IndexSearcher) FacetAttributes() []string {
+	if len(s.Facets) == 0 {
+		return DefaultFacets
+	}
+	return s.Facets
+}

@@ -1,0 +1,274 @@
+package search
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/homeindex/homeindex/internal/testutil/meilitest"
+)
+
+// The files search conformance test: the same documents and chunks go into both backends,
+// every query must give exactly the same result on both (hits in order, snippets, facet
+// counts, totals), and the result must be the expected one.
+
+var fileCore = Settings{
+	Filterable: []string{"id", "next", "type", "size", "mtime", "copies", "paths_list", "has_archive_paths", "offline", "media"},
+	Sortable:   []string{"mtime", "size", "copies"},
+}
+
+var fileFixture = []string{
+	`{"id":"f1","paths":{"docs/Report.pdf":1563100000},"mtime":1563100000,"size":5000,"type":"application/pdf","paths_list":["docs/Report.pdf"],"copies":1,"offline":false}`,
+	`{"id":"f2","paths":{"archive/usb1/photos/IMG_1.JPG":1500000000},"mtime":1500000000,"size":300000,"type":"image/jpeg","paths_list":["archive/usb1/photos/IMG_1.JPG"],"copies":1,"offline":true,
+	  "media":{"date_unix":1563109445,"camera":"Canon EOS 5D","year":2019}}`,
+	`{"id":"f3","paths":{"photos/IMG_2.jpg":1530000000,"archive/usb1/photos/IMG_2.jpg":1530000000},"mtime":1530000000,"size":200000,"type":"image/jpeg","copies":2,"offline":false,
+	  "media":{"date_unix":1514764800,"camera_make":"Nikon","camera_model":"D3"}}`,
+	`{"id":"f4","paths":{"notes/zebra notes.txt":1600000000},"mtime":1600000000,"size":10,"type":"text/plain","copies":1,"offline":false}`,
+	`{"id":"f5","paths":{"music/song.mp3":1400000000},"mtime":1400000000,"size":4000000,"type":"audio/mpeg","copies":1,"offline":false}`,
+	`{"id":"f6","paths":{"misc/blob.bin":1450000000},"mtime":1450000000,"size":7,"type":"application/octet-stream","copies":1,"offline":false}`,
+}
+
+var chunkFixture = []string{
+	`{"id":"text_f1_0","file_id":"f1","module":"text","text":"Introduction to the annual figures","index":0,"segment":0,"page":1}`,
+	`{"id":"text_f1_1","file_id":"f1","module":"text","text":"The quarterly report shows a zebra crossing near the office, and more words follow here to make the snippet longer than its window of words so that it gets cut","index":1,"segment":1,"page":2}`,
+	`{"id":"text_f1_2","file_id":"f1","module":"text","text":"Zebras again on page three","index":2,"segment":2,"page":3}`,
+	`{"id":"text_f1_3","file_id":"f1","module":"text","text":"zebra four","index":3,"segment":3,"page":4}`,
+	`{"id":"text_f1_4","file_id":"f1","module":"text","text":"zebra five","index":4,"segment":4,"page":5}`,
+	`{"id":"tr_f5_0","file_id":"f5","module":"tr","text":"a zebra sings <b>loudly</b>","index":0,"segment":0,"time_offset":12.5,"time_length":3}`,
+	`{"id":"tr_gone_0","file_id":"gone","module":"tr","text":"zebra of a deleted file","index":0,"segment":0}`,
+}
+
+func loadFiles(t *testing.T, ix Index) Index {
+	t.Helper()
+	ix = WithFileDocuments(ix, "archive")
+	if err := ix.Files().Configure(ctxT(t), FileSettings(fileCore)); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Chunks().Configure(ctxT(t), ChunkSettings); err != nil {
+		t.Fatal(err)
+	}
+	upsert(t, ix.Files(), fileFixture...)
+	upsert(t, ix.Chunks(), chunkFixture...)
+	return ix
+}
+
+// canonical re-encodes a result with every document's keys sorted, so the two backends'
+// answers compare byte for byte.
+func canonical(t *testing.T, r FileResult) string {
+	t.Helper()
+	for i, h := range r.Hits {
+		var m map[string]any
+		if err := json.Unmarshal(h.Doc, &m); err != nil {
+			t.Fatal(err)
+		}
+		r.Hits[i].Doc = mustJSON(m)
+	}
+	b, err := json.MarshalIndent(r, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func hitIDs(r FileResult) string {
+	var ids []string
+	for _, h := range r.Hits {
+		var d struct{ ID string }
+		_ = json.Unmarshal(h.Doc, &d)
+		ids = append(ids, d.ID)
+	}
+	return strings.Join(ids, " ")
+}
+
+func facetString(fc []FacetCount) string {
+	var s []string
+	for _, f := range fc {
+		s = append(s, fmt.Sprintf("%s:%d", f.Value, f.Count))
+	}
+	return strings.Join(s, " ")
+}
+
+func snippetText(s Snippet) string {
+	var b strings.Builder
+	for _, p := range s.Parts {
+		if p.Match {
+			b.WriteString("[" + p.Text + "]")
+		} else {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
+}
+
+func TestSearchFilesSameOnBothBackends(t *testing.T) {
+	t.Parallel()
+	emb, err := OpenEmbedded(filepath.Join(t.TempDir(), "index.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { emb.Close() })
+	backends := map[string]Index{
+		"embedded":    loadFiles(t, emb),
+		"meilisearch": loadFiles(t, meiliOpener(meilitest.Start(t))(t)),
+	}
+	cases := []struct {
+		name  string
+		q     FileQuery
+		check func(t *testing.T, r FileResult)
+	}{
+		{"word in content and in a name, snippets and facets", FileQuery{Q: "zebra", Facets: DefaultFacets, Snippets: 3}, func(t *testing.T, r FileResult) {
+			if got := hitIDs(r); got != "f4 f1 f5" || r.Total != 3 {
+				t.Errorf("hits [%s] total %d, want [f4 f1 f5] 3 (newest first)", got, r.Total)
+			}
+			f1 := r.Hits[1].Snippets
+			if len(f1) != 3 {
+				t.Fatalf("f1 has %d snippets, want 3", len(f1))
+			}
+			if got := snippetText(f1[0]); !strings.HasPrefix(got, "The quarterly report shows a [zebra] crossing") || !strings.HasSuffix(got, "…") {
+				t.Errorf("snippet %q", got)
+			}
+			if got := snippetText(f1[1]); got != "[Zebras] again on page three" {
+				t.Errorf("prefix match snippet %q", got)
+			}
+			if f1[0].Module != "text" || string(f1[0].Location["page"]) != "2" || string(f1[2].Location["page"]) != "4" {
+				t.Errorf("snippet module/location: %+v %+v", f1[0], f1[2])
+			}
+			f5 := r.Hits[2].Snippets
+			if len(f5) != 1 || snippetText(f5[0]) != "a [zebra] sings <b>loudly</b>" || string(f5[0].Location["time_offset"]) != "12.5" {
+				t.Errorf("f5 snippets %+v", f5)
+			}
+			if len(r.Hits[0].Snippets) != 0 {
+				t.Errorf("f4 matched by name has snippets %+v", r.Hits[0].Snippets)
+			}
+			if got := facetString(r.Facets["kind"]); got != "audio:1 document:1 text:1" {
+				t.Errorf("kind facet %s", got)
+			}
+		}},
+		{"two words in one chunk", FileQuery{Q: "quarterly zebra", Snippets: 1}, func(t *testing.T, r FileResult) {
+			if hitIDs(r) != "f1" || snippetText(r.Hits[0].Snippets[0])[:40] != "The [quarterly] report shows a [zebra] c" {
+				t.Errorf("got [%s] %+v", hitIDs(r), r.Hits)
+			}
+		}},
+		{"words spread over two chunks do not match", FileQuery{Q: "annual zebra"}, func(t *testing.T, r FileResult) {
+			if r.Total != 0 {
+				t.Errorf("total %d", r.Total)
+			}
+		}},
+		{"browse with every facet", FileQuery{Facets: append(DefaultFacets, "media.camera")}, func(t *testing.T, r FileResult) {
+			want := map[string]string{
+				"kind":      "image:2 audio:1 document:1 other:1 text:1",
+				"extension": "jpg:2 bin:1 mp3:1 pdf:1 txt:1",
+				"drive":     "local:5 usb1:2",
+				"year":      "2019:2 2014:1 2015:1 2018:1 2020:1",
+				"camera":    "canon eos 5d:1 nikon d3:1",
+				"offline":   "false:5 true:1",
+			}
+			for f, w := range want {
+				if got := facetString(r.Facets[f]); got != w {
+					t.Errorf("facet %s: %s, want %s", f, got, w)
+				}
+			}
+			if r.Total != 6 || len(r.Hits) != 6 {
+				t.Errorf("total %d hits %d", r.Total, len(r.Hits))
+			}
+		}},
+		{"kind filter and camera facet", FileQuery{Filters: []string{`kind = image`}, Facets: []string{"camera"}}, func(t *testing.T, r FileResult) {
+			if hitIDs(r) != "f2 f3" || facetString(r.Facets["camera"]) != "canon eos 5d:1 nikon d3:1" {
+				t.Errorf("got [%s] %v", hitIDs(r), r.Facets)
+			}
+		}},
+		{"date range: taken in 2019 or modified then", FileQuery{Filters: []string{"date 1546300800 TO 1577836799"}, Sort: "oldest"}, func(t *testing.T, r FileResult) {
+			if hitIDs(r) != "f1 f2" {
+				t.Errorf("got [%s]", hitIDs(r))
+			}
+		}},
+		{"filters compose", FileQuery{Filters: []string{"size >= 10", "size <= 300000", `drive = usb1`}}, func(t *testing.T, r FileResult) {
+			if hitIDs(r) != "f2 f3" {
+				t.Errorf("got [%s]", hitIDs(r))
+			}
+		}},
+		{"largest", FileQuery{Sort: "largest", Limit: 3}, func(t *testing.T, r FileResult) {
+			if hitIDs(r) != "f5 f2 f3" || r.Total != 6 {
+				t.Errorf("got [%s] %d", hitIDs(r), r.Total)
+			}
+		}},
+		{"name", FileQuery{Sort: "name"}, func(t *testing.T, r FileResult) {
+			if hitIDs(r) != "f6 f2 f3 f1 f5 f4" {
+				t.Errorf("got [%s]", hitIDs(r))
+			}
+		}},
+		{"oldest second page", FileQuery{Sort: "oldest", Limit: 2, Offset: 2}, func(t *testing.T, r FileResult) {
+			if hitIDs(r) != "f3 f1" {
+				t.Errorf("got [%s]", hitIDs(r))
+			}
+		}},
+		{"year filter by word and facet", FileQuery{Q: "img", Filters: []string{"year = 2019"}, Facets: []string{"drive"}}, func(t *testing.T, r FileResult) {
+			if hitIDs(r) != "f2" || facetString(r.Facets["drive"]) != "usb1:1" {
+				t.Errorf("got [%s] %v", hitIDs(r), r.Facets)
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var first, firstName string
+			for _, name := range []string{"embedded", "meilisearch"} {
+				r, err := SearchFiles(ctxT(t), backends[name], tc.q)
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				c := canonical(t, r)
+				t.Run(name, func(t *testing.T) { tc.check(t, r) })
+				if first == "" {
+					first, firstName = c, name
+				} else if c != first {
+					t.Errorf("%s and %s disagree:\n%s\n---\n%s", firstName, name, first, c)
+				}
+			}
+		})
+	}
+	// Hits come back in the metadata document's shape: paths as an object, in order.
+	r, err := SearchFiles(ctxT(t), backends["meilisearch"], FileQuery{Filters: []string{"id = f3"}})
+	if err != nil || len(r.Hits) != 1 {
+		t.Fatalf("%v %v", r, err)
+	}
+	var d map[string]json.RawMessage
+	_ = json.Unmarshal(r.Hits[0].Doc, &d)
+	if got := string(d["paths"]); got != `{"photos/IMG_2.jpg":1530000000,"archive/usb1/photos/IMG_2.jpg":1530000000}` {
+		t.Errorf("paths %s", got)
+	}
+	if _, ok := d[fieldPathEntries]; ok {
+		t.Error("path_entries left in the hit")
+	}
+	for _, bad := range []FileQuery{{Sort: "sideways"}, {Facets: []string{"note"}}, {Filters: []string{"size ~ 1"}}} {
+		for name, ix := range backends {
+			if _, err := SearchFiles(ctxT(t), ix, bad); err == nil {
+				t.Errorf("%s: %+v: no error", name, bad)
+			}
+		}
+	}
+}
+
+func TestPrepareFileNeverKeysByPath(t *testing.T) {
+	raw, err := PrepareFile(json.RawMessage(fileFixture[2]), "archive")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d map[string]any
+	_ = json.Unmarshal(raw, &d)
+	if _, ok := d["paths"]; ok {
+		t.Error("paths object kept")
+	}
+	want := map[string]any{"kind": "image", "extension": "jpg", "drive": []any{"local", "usb1"}, "year": 2018.0,
+		"date": 1514764800.0, "camera": "Nikon D3", "name": "IMG_2.jpg", "sort_name": "img_2.jpg"}
+	for k, v := range want {
+		if !reflect.DeepEqual(d[k], v) {
+			t.Errorf("%s = %v, want %v", k, d[k], v)
+		}
+	}
+	if back := restoreFile(raw); !strings.Contains(string(back), `"paths":{"photos/IMG_2.jpg":1530000000,"archive/usb1/photos/IMG_2.jpg":1530000000}`) {
+		t.Errorf("restored %s", back)
+	}
+}
