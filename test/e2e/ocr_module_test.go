@@ -73,10 +73,18 @@ func TestOCRModule(t *testing.T) {
 					return nil
 				})
 			})
-			// Nothing in the file's name or fields says quokka: only the pixels do.
-			if hits, err := s.searchCLI("", "quokka"); err != nil || len(hits) > 1 {
-				t.Errorf("file search for quokka: %d hits, %v", len(hits), err)
-			}
+			// Nothing in the file's name or fields says quokka: only the pixels do, and
+			// `homeindexd search` finds the receipt by it.
+			waitUntil(t, 30*time.Second, "homeindexd search quokka finds the receipt", func() error {
+				hits, err := s.searchCLI("", "quokka")
+				if err != nil {
+					return err
+				}
+				if len(hits) != 1 || hits[0].ID != receipt {
+					return fmt.Errorf("search quokka: %d hits, want the receipt alone", len(hits))
+				}
+				return nil
+			})
 		})
 	}
 }
