@@ -24,8 +24,9 @@ type searchPageState struct {
 	Query  string `json:"query"`
 	Focus  string `json:"focus"`
 	Hits   []struct {
-		ID, Name, Path, Href, Kind, Size string
-		Snippets                         []struct{ Text, Marks, Module string }
+		ID, Name, Path, Href, Kind, Size, Drive string
+		Offline                                 bool
+		Snippets                                []struct{ Text, Marks, Module string }
 	} `json:"hits"`
 	Facets  map[string][]struct{ Value, Count, Pressed string } `json:"facets"`
 	Summary string                                              `json:"summary"`
@@ -53,6 +54,8 @@ const searchStateJS = `(() => {
 			Href: h.querySelector('[data-field="name"]').getAttribute("href"),
 			Path: h.querySelector('[data-field="path"]').textContent,
 			Size: h.querySelector('[data-field="size"]').textContent,
+			Drive: all('[data-field="drive"]', h).map((d) => d.textContent).join(","),
+			Offline: !!h.querySelector('[data-testid="offline"]'),
 			Snippets: all('[data-testid="snippet"]', h).map((s) => ({
 				Text: s.querySelector(".snippet-text").textContent,
 				Marks: all("mark", s).map((m) => m.textContent).join("|"),
@@ -134,13 +137,20 @@ func TestPageSearch(t *testing.T) {
 		"docs/garden plan.md":                   "# Plan for the garden\n",
 		"notes/shopping list.txt":               "milk, bread, apples",
 		"docs/meeting minutes.txt":              "minutes of the June meeting",
-		"photos/family/lake.png":                tinyPNG(t, 32, 24, color.RGBA{40, 120, 200, 255}),
-		"photos/family/mountain.png":            tinyPNG(t, 40, 30, color.RGBA{90, 160, 80, 255}),
 	}
 	var ids []string
 	for rel, content := range files {
 		ids = append(ids, s.write(rel, content))
 	}
+	// Pictures on an archive drive, unplugged later: their cards say so.
+	photos := s.plug("usb1", map[string]string{
+		"photos/family/lake.png":     tinyPNG(t, 32, 24, color.RGBA{40, 120, 200, 255}),
+		"photos/family/mountain.png": tinyPNG(t, 40, 30, color.RGBA{90, 160, 80, 255}),
+	})
+	for _, id := range photos {
+		ids = append(ids, id)
+	}
+	all := len(files) + len(photos)
 	s.Daemon.Start()
 	s.startModule("example", bin.example, mod)
 	waitUntil(t, 90*time.Second, "every file through the module", s.docsDone(ids, noted))
@@ -156,8 +166,8 @@ func TestPageSearch(t *testing.T) {
 		if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
 			return err
 		}
-		if r.Total != len(files) {
-			return fmt.Errorf("%d hits for world, want %d", r.Total, len(files))
+		if r.Total != all {
+			return fmt.Errorf("%d hits for world, want %d", r.Total, all)
 		}
 		return nil
 	})
@@ -176,7 +186,7 @@ func TestPageSearch(t *testing.T) {
 	p.Type("#q", "world")
 	p.Press("Enter", "Enter", 13, "\r")
 	st := p.waitSearch(30*time.Second, "every file found by its content", func(st searchPageState) error {
-		if st.URL != "/?q=world" || len(st.Hits) != len(files) {
+		if st.URL != "/?q=world" || len(st.Hits) != all {
 			return fmt.Errorf("url %q, %d hits (%s)", st.URL, len(st.Hits), st.Summary)
 		}
 		return nil
@@ -260,20 +270,54 @@ func TestPageSearch(t *testing.T) {
 	}
 	p.MustEval(`history.back()`, nil)
 	p.waitSearch(30*time.Second, "the unfiltered results again", func(st searchPageState) error {
-		if st.URL != "/?q=world" || st.Query != "world" || len(st.Hits) != len(files) {
+		if st.URL != "/?q=world" || st.Query != "world" || len(st.Hits) != all {
 			return fmt.Errorf("url %q, box %q, %d hits", st.URL, st.Query, len(st.Hits))
 		}
 		return nil
 	})
 
-	// A shared link with a kind filter: the pictures.
+	// The sort selector: by name, in the URL too.
+	p.MustEval(`(() => { const s = document.getElementById("sort"); s.value = "name"; s.dispatchEvent(new Event("change")); })()`, nil)
+	p.waitSearch(30*time.Second, "the results by name", func(st searchPageState) error {
+		if st.URL != "/?q=world&sort=name" || len(st.Hits) != all || st.Hits[0].Name != "<img src=x onerror=alert(1)>.txt" {
+			return fmt.Errorf("url %q, %d hits %+v", st.URL, len(st.Hits), st.Hits)
+		}
+		return nil
+	})
+
+	// The drive is unplugged; a shared link with a kind filter shows the pictures, offline.
+	s.unplug("usb1")
+	waitUntil(t, 60*time.Second, "the pictures offline in the index", func() error {
+		var r struct {
+			Hits []struct {
+				Offline bool `json:"offline"`
+			} `json:"hits"`
+		}
+		resp, err := http.Get(base + "/api/search?q=world&kind=image")
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+			return err
+		}
+		if len(r.Hits) != 2 || !r.Hits[0].Offline || !r.Hits[1].Offline {
+			return fmt.Errorf("hits %+v", r.Hits)
+		}
+		return nil
+	})
 	p.Navigate(base + "/?" + url.Values{"q": {"world"}, "kind": {"image"}}.Encode())
-	p.waitSearch(30*time.Second, "the pictures", func(st searchPageState) error {
+	st = p.waitSearch(30*time.Second, "the pictures", func(st searchPageState) error {
 		if len(st.Hits) != 2 || st.Hits[0].Kind != "image" || st.Hits[1].Kind != "image" {
 			return fmt.Errorf("%d hits %+v", len(st.Hits), st.Hits)
 		}
 		return nil
 	})
+	for _, h := range st.Hits {
+		if !h.Offline || h.Drive != "usb1" {
+			t.Errorf("picture card %s: offline badge %v, drive %q; want offline on usb1", h.Name, h.Offline, h.Drive)
+		}
+	}
 	p.Screenshot(filepath.Join(dir, "search-photos.png"))
 	t.Logf("screenshots in %s", dir)
 

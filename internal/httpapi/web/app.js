@@ -135,7 +135,7 @@
       el("span", { class: "badge small drive", "data-field": "drive" }, d === "local" ? "main" : d));
     const meta = el("p", { class: "meta muted" },
       ...drives,
-      h.offline ? el("span", { class: "badge small off", "data-testid": "offline" }, "offline") : null,
+      h.offline ? el("span", { class: "badge small warn", "data-testid": "offline", title: "on a drive that is not plugged in" }, "offline") : null,
       h.date ? el("span", { "data-field": "date" }, date(h.date)) : null,
       el("span", { "data-field": "size" }, bytes(h.size)),
       el("span", { "data-field": "kind" }, kind + (h.extension ? " · ." + h.extension : "")));
