@@ -28,8 +28,9 @@ type searchPageState struct {
 		Offline                                 bool
 		Snippets                                []struct{ Text, Marks, Module string }
 	} `json:"hits"`
-	Facets  map[string][]struct{ Value, Count, Pressed string } `json:"facets"`
-	Summary string                                              `json:"summary"`
+	Facets   map[string][]struct{ Value, Count, Pressed string } `json:"facets"`
+	Summary  string                                              `json:"summary"`
+	PageInfo string                                              `json:"pageInfo"`
 	// Markup counts elements in the cards' names and paths: a name like "<b>x</b>.txt" must
 	// stay text.
 	Markup int `json:"markup"`
@@ -63,6 +64,7 @@ const searchStateJS = `(() => {
 		})),
 		facets,
 		summary: document.getElementById("summary").textContent,
+		pageInfo: document.getElementById("pager").hidden ? "" : document.getElementById("page-info").textContent,
 		markup: all('[data-field="name"] *, [data-field="path"] *').length,
 	};
 })()`
@@ -281,6 +283,38 @@ func TestPageSearch(t *testing.T) {
 	p.waitSearch(30*time.Second, "the results by name", func(st searchPageState) error {
 		if st.URL != "/?q=world&sort=name" || len(st.Hits) != all || st.Hits[0].Name != "<img src=x onerror=alert(1)>.txt" {
 			return fmt.Errorf("url %q, %d hits %+v", st.URL, len(st.Hits), st.Hits)
+		}
+		return nil
+	})
+
+	// Paging: 3 a page, next and previous; every file seen once.
+	p.Navigate(base + "/?q=world&sort=name&limit=3")
+	seen := map[string]bool{}
+	for pg := 1; pg <= 3; pg++ {
+		want := fmt.Sprintf("/?q=world&sort=name&page=%d&limit=3", pg)
+		if pg == 1 {
+			want = "/?q=world&sort=name&limit=3"
+		}
+		st = p.waitSearch(30*time.Second, fmt.Sprintf("page %d", pg), func(st searchPageState) error {
+			if st.URL != want || st.PageInfo != fmt.Sprintf("Page %d of 3", pg) || len(st.Hits) != min(3, all-3*(pg-1)) {
+				return fmt.Errorf("url %q, %q, %d hits", st.URL, st.PageInfo, len(st.Hits))
+			}
+			return nil
+		})
+		for _, h := range st.Hits {
+			seen[h.ID] = true
+		}
+		if pg < 3 {
+			p.Click(`#next`)
+		}
+	}
+	if len(seen) != all {
+		t.Errorf("3 pages showed %d files, want %d", len(seen), all)
+	}
+	p.Click(`#prev`)
+	p.waitSearch(30*time.Second, "page 2 again", func(st searchPageState) error {
+		if st.URL != "/?q=world&sort=name&page=2&limit=3" || len(st.Hits) != 3 {
+			return fmt.Errorf("url %q, %d hits", st.URL, len(st.Hits))
 		}
 		return nil
 	})

@@ -8,8 +8,8 @@
   const LIMIT = 20;
   const KINDS = ["image", "video", "audio", "document", "text", "other"];
   const FACET_ORDER = ["kind", "extension", "drive", "year", "camera", "offline"];
-  // Parameters that are not filters.
-  const CONTROL = new Set(["q", "sort", "page"]);
+  // Parameters that are not filters (limit: hits per page, 20 unless the URL says).
+  const CONTROL = new Set(["q", "sort", "page", "limit"]);
 
   const $ = (id) => document.getElementById(id);
   let seq = 0;
@@ -55,7 +55,8 @@
     const u = new URLSearchParams(location.search);
     const filters = [];
     for (const [k, v] of u) if (!CONTROL.has(k)) filters.push([k, v]);
-    return { q: u.get("q") || "", sort: u.get("sort") || "relevance", page: Math.max(1, parseInt(u.get("page"), 10) || 1), filters };
+    const limit = Math.min(1000, Math.max(1, parseInt(u.get("limit"), 10) || LIMIT));
+    return { q: u.get("q") || "", sort: u.get("sort") || "relevance", page: Math.max(1, parseInt(u.get("page"), 10) || 1), limit, filters };
   }
 
   function query(st) {
@@ -64,6 +65,7 @@
     for (const [k, v] of st.filters) u.append(k, v);
     if (st.sort && st.sort !== "relevance") u.set("sort", st.sort);
     if (st.page > 1) u.set("page", String(st.page));
+    if (st.limit !== LIMIT) u.set("limit", String(st.limit));
     return u;
   }
 
@@ -199,7 +201,7 @@
     document.title = st.q ? st.q + " · Home-Index" : "Home-Index";
     renderActive(st);
     const u = query(st);
-    u.set("limit", String(LIMIT));
+    u.set("limit", String(st.limit));
     u.set("facets", "all");
     u.set("snippets", "3");
     document.body.setAttribute("data-busy", "true");
@@ -211,7 +213,7 @@
       $("hits").replaceChildren(...(body.hits || []).map(card));
       renderFacets(st, body.facets);
       const total = body.total || 0;
-      const pages = body.pages || Math.max(1, Math.ceil(total / LIMIT));
+      const pages = body.pages || Math.max(1, Math.ceil(total / st.limit));
       const what = st.q ? " for “" + st.q + "”" : "";
       $("summary").textContent = total === 0 ? "No file matches" + what + "." :
         num(total) + (body.total_is_lower_bound ? "+" : "") + " file" + (total === 1 ? "" : "s") + what + ".";
