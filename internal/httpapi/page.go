@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// web holds the status page: plain HTML, CSS and JavaScript, no build step, nothing loaded
+// web holds the search page (/) and the status page (/status): plain HTML, CSS and JavaScript, no build step, nothing loaded
 // from elsewhere (it must work on a home server with no Internet).
 //
 //go:embed web
@@ -58,13 +58,16 @@ func loadAssets() map[string]asset {
 	return out
 }
 
-// mountPage serves the status page at / and its files at /assets/<name>; every other path
-// not registered elsewhere is a 404.
+// mountPage serves the search page at /, the status page at /status and their files at
+// /assets/<name>; every other path not registered elsewhere is a 404.
 func mountPage(mux *http.ServeMux) {
 	assets := loadAssets()
 	index := assets["index.html"]
+	status := assets["status.html"]
 	delete(assets, "index.html")
+	delete(assets, "status.html")
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { serveAsset(w, r, index) })
+	mux.HandleFunc("GET /status", func(w http.ResponseWriter, r *http.Request) { serveAsset(w, r, status) })
 	mux.HandleFunc("GET /assets/{name}", func(w http.ResponseWriter, r *http.Request) {
 		a, ok := assets[r.PathValue("name")]
 		if !ok {

@@ -23,13 +23,36 @@ func get(t *testing.T, url string, hdr ...string) (*http.Response, string) {
 	return send(t, http.MethodGet, url, "", hdr...)
 }
 
-// GET / is the status page with its security headers; the files it references are served
-// with their types, revalidate to 304, and nothing else is.
+// GET / is the search page and GET /status the status page, both with their security headers;
+// the files they reference are served with their types, revalidate to 304, and nothing else is.
 func TestPageServed(t *testing.T) {
 	t.Parallel()
 	srv := pageServer(t)
+	for _, pg := range []struct{ path, script, marker string }{
+		{"/", "app.js", `id="hits"`},
+		{"/status", "status.js", `id="failures"`},
+	} {
+		checkPage(t, srv, pg.path, pg.script, pg.marker)
+	}
 
-	resp, body := get(t, srv.URL+"/")
+	for _, p := range []string{"/index.html", "/status.html", "/status/", "/nope", "/assets/", "/assets/nope.js", "/assets/index.html", "/assets/status.html", "/web/app.js"} {
+		if resp, _ := get(t, srv.URL+p); resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s: %d, want 404", p, resp.StatusCode)
+		}
+	}
+	resp, err := http.Post(srv.URL+"/", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST /: %d, want 405", resp.StatusCode)
+	}
+}
+
+func checkPage(t *testing.T, srv *httptest.Server, page, script, marker string) {
+	t.Helper()
+	resp, body := get(t, srv.URL+page)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET /: %d", resp.StatusCode)
 	}
@@ -52,13 +75,13 @@ func TestPageServed(t *testing.T) {
 	if strings.Contains(csp, "unsafe-") {
 		t.Errorf("CSP %q allows unsafe sources", csp)
 	}
-	if !strings.Contains(body, `<script src="/assets/app.js" defer></script>`) || !strings.Contains(body, `id="failures"`) {
-		t.Fatalf("GET / is not the status page:\n%s", body)
+	if !strings.Contains(body, `<script src="/assets/`+script+`" defer></script>`) || !strings.Contains(body, marker) {
+		t.Fatalf("GET %s is not the page it should be:\n%s", page, body)
 	}
 
 	// Every /assets/ file the page references, with its type.
 	wantType := map[string]string{
-		"/assets/app.js":    "text/javascript; charset=utf-8",
+		"/assets/" + script: "text/javascript; charset=utf-8",
 		"/assets/style.css": "text/css; charset=utf-8",
 		"/assets/icon.svg":  "image/svg+xml",
 	}
@@ -85,22 +108,8 @@ func TestPageServed(t *testing.T) {
 	}
 	for p := range seen {
 		if _, ok := wantType[p]; !ok {
-			t.Errorf("the page references %s, which this test does not check", p)
+			t.Errorf("%s references %s, which this test does not check", page, p)
 		}
-	}
-
-	for _, p := range []string{"/index.html", "/nope", "/assets/", "/assets/nope.js", "/assets/index.html", "/web/app.js"} {
-		if resp, _ := get(t, srv.URL+p); resp.StatusCode != http.StatusNotFound {
-			t.Errorf("GET %s: %d, want 404", p, resp.StatusCode)
-		}
-	}
-	resp, err := http.Post(srv.URL+"/", "application/json", strings.NewReader("{}"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusMethodNotAllowed {
-		t.Errorf("POST /: %d, want 405", resp.StatusCode)
 	}
 }
 
@@ -128,7 +137,25 @@ func TestPageSelfContained(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	html, _ := web.ReadFile("web/index.html")
+	for _, name := range []string{"index.html", "status.html"} {
+		checkHTML(t, name)
+	}
+	for _, name := range []string{"app.js", "status.js"} {
+		js, _ := web.ReadFile("web/" + name)
+		for _, bad := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", ".style."} {
+			if strings.Contains(string(js), bad) {
+				t.Errorf("%s uses %s", name, bad)
+			}
+		}
+	}
+}
+
+func checkHTML(t *testing.T, name string) {
+	t.Helper()
+	html, err := web.ReadFile("web/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, bad := range []*regexp.Regexp{
 		regexp.MustCompile(`<script(?:\s[^>]*)?>\s*[^<\s]`),        // inline script
 		regexp.MustCompile(`(?i)\sstyle\s*=`),                      // inline style attribute
@@ -137,18 +164,12 @@ func TestPageSelfContained(t *testing.T) {
 		regexp.MustCompile(`(?i)(src|href)\s*=\s*"(?:[a-z]+:|//)`), // absolute URL
 	} {
 		if bad.MatchString(string(html)) {
-			t.Errorf("index.html matches %s: %q", bad, bad.FindString(string(html)))
+			t.Errorf("%s matches %s: %q", name, bad, bad.FindString(string(html)))
 		}
 	}
 	for _, tag := range regexp.MustCompile(`<script[^>]*>`).FindAllString(string(html), -1) {
 		if !strings.Contains(tag, ` src="/assets/`) {
-			t.Errorf("index.html: script without a src of its own: %s", tag)
-		}
-	}
-	js, _ := web.ReadFile("web/app.js")
-	for _, bad := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", ".style."} {
-		if strings.Contains(string(js), bad) {
-			t.Errorf("app.js uses %s", bad)
+			t.Errorf("%s: script without a src of its own: %s", name, tag)
 		}
 	}
 }
@@ -157,9 +178,11 @@ func TestPageSelfContained(t *testing.T) {
 func TestPageWithOps(t *testing.T) {
 	t.Parallel()
 	d := startDaemon(t, nil)
-	resp, body := get(t, d.base+"/")
-	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "Home-Index") {
-		t.Fatalf("GET /: %d", resp.StatusCode)
+	for _, p := range []string{"/", "/status"} {
+		resp, body := get(t, d.base+p)
+		if resp.StatusCode != http.StatusOK || !strings.Contains(body, "Home-Index") {
+			t.Fatalf("GET %s: %d", p, resp.StatusCode)
+		}
 	}
 	if resp, _ := get(t, d.base+"/api/nope"); resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("GET /api/nope: %d, want 404", resp.StatusCode)

@@ -138,7 +138,7 @@ func TestPageStatus(t *testing.T) {
 	})
 
 	p := br.NewPage(1280, 800)
-	p.Navigate("http://" + s.HTTPAddr + "/")
+	p.Navigate("http://" + s.HTTPAddr + "/status")
 	st := p.waitPage(30*time.Second, "the module, the drive and the failure on the page", func(st pageState) error {
 		if !st.Loaded || len(st.Modules) != 1 || len(st.Drives) != 1 || len(st.Failures) != 1 {
 			return fmt.Errorf("page %+v", st)
