@@ -291,7 +291,7 @@ func TestWatchPageSyncNowButton(t *testing.T) {
 	br := startBrowser(t)
 	s.startWatching()
 	p := br.NewPage(1280, 800)
-	p.Navigate("http://" + s.HTTPAddr + "/")
+	p.Navigate("http://" + s.HTTPAddr + "/status")
 	var line string
 	waitUntil(t, 30*time.Second, "the change detection line", func() error {
 		if err := p.Eval(`document.querySelector('[data-testid="watch"]').textContent`, &line); err != nil {
