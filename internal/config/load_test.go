@@ -58,6 +58,7 @@ func TestLoadDefaults(t *testing.T) {
 		MetadataDirectory: "/home-index/metadata",
 		StateDirectory:    "/home-index",
 		ArchiveDirectory:  "/files/archive",
+		indexVar:          "INDEX_DIRECTORY",
 		ArchiveRel:        "archive",
 		CronExpression:    "0 2 * * *",
 		Meilisearch:       Meilisearch{IndexName: "files", ChunkIndexName: "file_chunks"},
