@@ -158,6 +158,12 @@ func (s *stack) searchCLI(filter, query string) ([]protocol.Document, error) {
 	if query != "" {
 		args = append(args, query)
 	}
+	return s.searchCLIArgs(args...)
+}
+
+// searchCLIArgs runs `homeindexd` with args (a search with --json) and returns the hits.
+func (s *stack) searchCLIArgs(args ...string) ([]protocol.Document, error) {
+	s.t.Helper()
 	out, errOut, code := s.cli(args...)
 	if code != 0 {
 		return nil, fmt.Errorf("homeindexd %v: exit %d: %s", args, code, errOut)
