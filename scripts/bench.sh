@@ -59,3 +59,6 @@ export INDEX_DIRECTORY=$work/files METADATA_DIRECTORY=$work/metadata STATE_DIREC
 for pass in initial unchanged; do
   /usr/bin/time -f "$pass sync: %e s wall, %M KB max RSS" "$work/homeindexd" sync >/dev/null
 done
+
+echo "== text and media modules end to end over a 10,000-file demo-like tree"
+./scripts/bench-modules-e2e.sh 10000

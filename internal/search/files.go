@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"path"
@@ -13,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/homeindex/homeindex/protocol"
 )
 
 // This file is the search a person runs: one query over the files index and the chunks
@@ -80,7 +81,7 @@ func PrepareFile(raw json.RawMessage, archiveRel string) (json.RawMessage, error
 			return nil, fmt.Errorf("%w: paths: %w", ErrInvalidDocument, err)
 		}
 		delete(doc, fieldPaths)
-		doc[fieldPathEntries] = mustJSON(paths)
+		doc[fieldPathEntries] = pathEntriesJSON(paths)
 	}
 	for _, k := range []string{FieldKind, FieldExtension, FieldDrive, FieldYear, FieldDate, FieldCamera, FieldName, FieldSortName} {
 		delete(doc, k)
@@ -145,7 +146,10 @@ func restoreFile(raw json.RawMessage) json.RawMessage {
 	if !ok {
 		return raw
 	}
-	var paths []pathEntry
+	var paths []struct {
+		Path  protocol.Name `json:"path"`
+		Mtime float64       `json:"mtime"`
+	}
 	if json.Unmarshal(pe, &paths) != nil {
 		return raw
 	}
@@ -155,7 +159,7 @@ func restoreFile(raw json.RawMessage) json.RawMessage {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.Write(mustJSON(p.Path))
+		b.Write(protocol.AppendName(nil, string(p.Path)))
 		b.WriteByte(':')
 		b.Write(mustJSON(p.Mtime))
 	}
@@ -174,31 +178,33 @@ type pathEntry struct {
 	Mtime float64 `json:"mtime"`
 }
 
-// decodePaths reads a {path: mtime} object in key order.
+// pathEntriesJSON writes path_entries with each name's exact bytes (PEP 383 escapes), which
+// the index form (names.go) turns into display text plus paths_exact.
+func pathEntriesJSON(paths []pathEntry) json.RawMessage {
+	b := []byte{'['}
+	for i, p := range paths {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"path":`...)
+		b = protocol.AppendName(b, p.Path)
+		b = append(b, `,"mtime":`...)
+		b = append(b, mustJSON(p.Mtime)...)
+		b = append(b, '}')
+	}
+	return append(b, ']')
+}
+
+// decodePaths reads a {path: mtime} object in key order, names as their exact bytes (PEP 383
+// escapes in the JSON, see protocol.Name).
 func decodePaths(raw json.RawMessage) ([]pathEntry, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	tok, err := dec.Token()
-	if err != nil {
+	var ps protocol.Paths
+	if err := json.Unmarshal(raw, &ps); err != nil {
 		return nil, err
 	}
-	if tok == nil {
-		return nil, nil
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, errors.New("want an object")
-	}
-	var out []pathEntry
-	for dec.More() {
-		kt, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		k, _ := kt.(string)
-		var m float64
-		if err := dec.Decode(&m); err != nil {
-			return nil, fmt.Errorf("%q: %w", k, err)
-		}
-		out = append(out, pathEntry{Path: k, Mtime: m})
+	out := make([]pathEntry, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, pathEntry{Path: p.Path, Mtime: p.Mtime})
 	}
 	return out, nil
 }

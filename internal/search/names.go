@@ -28,10 +28,16 @@ func indexForm(raw []byte) ([]byte, error) {
 		return raw, nil
 	}
 	var doc struct {
-		Paths protocol.Paths `json:"paths"`
+		Paths   protocol.Paths `json:"paths"`
+		Entries []struct {
+			Path protocol.Name `json:"path"`
+		} `json:"path_entries"` // the files index's array form of paths (files.go)
 	}
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return nil, fmt.Errorf("paths: %w", err)
+	}
+	for _, e := range doc.Entries {
+		doc.Paths = append(doc.Paths, protocol.PathEntry{Path: string(e.Path)})
 	}
 	out := displayJSON(raw)
 	exact := false
@@ -169,6 +175,7 @@ func exactHit(raw json.RawMessage) json.RawMessage {
 	var exact []string
 	var shown protocol.Paths
 	var list []string
+	var entries []pathEntry
 	err := eachMember(raw, func(k string, v json.RawMessage) error {
 		switch k {
 		case FieldPathsExact:
@@ -190,6 +197,10 @@ func exactHit(raw json.RawMessage) json.RawMessage {
 			}
 		case protocol.FieldPathsList:
 			if err := json.Unmarshal(v, &list); err != nil {
+				return err
+			}
+		case fieldPathEntries:
+			if err := json.Unmarshal(v, &entries); err != nil {
 				return err
 			}
 		}
@@ -239,6 +250,14 @@ func exactHit(raw json.RawMessage) json.RawMessage {
 			}
 			b, _ := fixed.MarshalJSON()
 			out = append(out, b...)
+		case fieldPathEntries:
+			// Stored in the same order as paths_exact was written (indexForm).
+			for j := range entries {
+				if j < len(exact) {
+					entries[j].Path = exact[j]
+				}
+			}
+			out = append(out, pathEntriesJSON(entries)...)
 		case protocol.FieldPathsList:
 			used := make([]bool, len(exact))
 			out = append(out, '[')

@@ -198,7 +198,8 @@ func (s *stack) withIndex(fn func(search.Index) error) error {
 		return fmt.Errorf("open search index: %w", err)
 	}
 	defer idx.Close()
-	return fn(idx)
+	// As the daemon reads it: hits carry the document's paths object (search.WithFileDocuments).
+	return fn(search.WithFileDocuments(idx, "archive"))
 }
 
 // chunkHits searches the chunk index for q among one document's chunks.

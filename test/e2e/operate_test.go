@@ -155,7 +155,7 @@ func TestOperateStatusPauseRequeueMetrics(t *testing.T) {
 		if m.Done != 5 || m.Waiting+m.Queued+m.InFlight+m.Merging != 0 || m.ThroughputPerMinute != 5 || m.FinishedTotal != 5 {
 			return fmt.Errorf("module %+v", m)
 		}
-		if len(st.Drives) != 1 || st.Drives[0] != (ops.DriveStatus{Name: "usb", Present: true, Marker: "ready", Files: 2, Done: 2}) {
+		if len(st.Drives) != 1 || st.Drives[0] != (ops.DriveStatus{Name: "usb", Present: true, Marker: "ready", State: "ready", Files: 2, Done: 2}) {
 			return fmt.Errorf("drives %+v", st.Drives)
 		}
 		if st.Sync.Last == nil || st.Sync.Last.Stats.Walked != 5 || st.Pipeline.State != ops.PipelineActive || st.Documents.Live != 5 {
