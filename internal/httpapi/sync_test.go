@@ -24,8 +24,8 @@ func TestSyncEndpointGuardedAndUnavailableWithoutScheduler(t *testing.T) {
 	if code != http.StatusServiceUnavailable || !strings.Contains(body, "no scheduler") {
 		t.Errorf("POST /api/sync without a scheduler = %d %s, want 503", code, body)
 	}
-	code, page := d.do(t, http.MethodGet, "/", "")
+	code, page := d.do(t, http.MethodGet, "/status", "")
 	if code != http.StatusOK || !strings.Contains(page, `data-testid="sync-now"`) {
-		t.Errorf("the page has no Sync now button (%d)", code)
+		t.Errorf("the status page has no Sync now button (%d)", code)
 	}
 }
