@@ -11,7 +11,6 @@ import (
 	_ "image/jpeg"
 	_ "image/png"
 	"io"
-	"io/fs"
 	"math"
 	"os"
 	"os/exec"
@@ -79,9 +78,9 @@ func (m *Module) pdfTools() bool {
 
 // Check runs images and PDFs not read yet by this Version.
 func (m *Module) Check(_ context.Context, job *sdk.Job) (bool, error) {
-	k, err := sniff(job.Path)
+	k, err := thumbnail.SniffFile(job.Path)
 	if err != nil {
-		return false, fileErr(err)
+		return false, thumbnail.FileErr(err)
 	}
 	if !k.IsImage() && !(k == thumbnail.KindPDF && m.pdfTools()) {
 		return false, nil
@@ -92,27 +91,6 @@ func (m *Module) Check(_ context.Context, job *sdk.Job) (bool, error) {
 	}
 	var v struct{ Version int }
 	return json.Unmarshal(b, &v) != nil || v.Version != Version, nil
-}
-
-func sniff(path string) (thumbnail.Kind, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return thumbnail.KindNone, err
-	}
-	defer f.Close()
-	head := make([]byte, thumbnail.SniffLen)
-	n, err := io.ReadFull(f, head)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return thumbnail.KindNone, err
-	}
-	return thumbnail.Sniff(head[:n]), nil
-}
-
-func fileErr(err error) error {
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
-		return sdk.Permanent(err)
-	}
-	return err
 }
 
 // Record is the document's "ocr" field.
@@ -155,9 +133,9 @@ func (m *Module) Run(ctx context.Context, job *sdk.Job) (sdk.Result, error) {
 // per page.
 func (m *Module) Read(ctx context.Context, path string, progress func(format string, args ...any)) (Record, sdk.Segments, error) {
 	rec := Record{Version: Version, Languages: m.cfg.Languages}
-	k, err := sniff(path)
+	k, err := thumbnail.SniffFile(path)
 	if err != nil {
-		return rec, nil, fileErr(err)
+		return rec, nil, thumbnail.FileErr(err)
 	}
 	var segs sdk.Segments
 	var conf float64
@@ -201,7 +179,7 @@ func mean(sum float64, n int) float64 {
 func (m *Module) image(ctx context.Context, path string) (pageText, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return pageText{}, fileErr(err)
+		return pageText{}, thumbnail.FileErr(err)
 	}
 	defer f.Close()
 	cfg, format, err := image.DecodeConfig(f)

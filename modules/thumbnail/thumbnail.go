@@ -101,9 +101,9 @@ func (m *Module) Tools() map[string]string {
 // Check runs photos, PDFs (with pdftoppm) and videos (with ffmpeg and ffprobe) whose
 // thumbnails are missing or older than Version. Other kinds, HEIC/AVIF included, are declined.
 func (m *Module) Check(_ context.Context, job *sdk.Job) (bool, error) {
-	k, err := sniffFile(job.Path)
+	k, err := SniffFile(job.Path)
 	if err != nil {
-		return false, fileErr(err)
+		return false, FileErr(err)
 	}
 	if !m.supports(k, job) {
 		return false, nil
@@ -141,8 +141,8 @@ func (m *Module) supports(k Kind, job *sdk.Job) bool {
 	return false
 }
 
-// sniffFile reads a file's first bytes and tells its kind.
-func sniffFile(path string) (Kind, error) {
+// SniffFile reads a file's first bytes and tells its kind (the OCR module uses it too).
+func SniffFile(path string) (Kind, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return KindNone, err
@@ -156,9 +156,9 @@ func sniffFile(path string) (Kind, error) {
 	return Sniff(head[:n]), nil
 }
 
-// fileErr makes a vanished file or one that is not a regular file a permanent failure; other
-// errors (an unplugged drive) are retried.
-func fileErr(err error) error {
+// FileErr makes a vanished file or one that is not a regular file a permanent failure; other
+// errors (an unplugged drive) are retried. The OCR module classifies its files the same way.
+func FileErr(err error) error {
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
 		return sdk.Permanent(err)
 	}
@@ -203,9 +203,9 @@ func (m *Module) Run(ctx context.Context, job *sdk.Job) (sdk.Result, error) {
 // that can never be drawn (unknown, corrupt, over the limits) fail with an sdk.Permanent
 // error.
 func (m *Module) Make(ctx context.Context, path, dir string) (Record, error) {
-	k, err := sniffFile(path)
+	k, err := SniffFile(path)
 	if err != nil {
-		return Record{}, fileErr(err)
+		return Record{}, FileErr(err)
 	}
 	var img image.Image
 	rec := Record{Version: Version, Format: "jpeg", Source: string(k), Orientation: 1}
@@ -219,7 +219,7 @@ func (m *Module) Make(ctx context.Context, path, dir string) (Record, error) {
 				return Record{}, ctx.Err()
 			}
 			if errors.Is(err, fs.ErrNotExist) {
-				return Record{}, fileErr(err)
+				return Record{}, FileErr(err)
 			}
 			return Record{}, sdk.Permanent(err)
 		}

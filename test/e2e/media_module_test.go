@@ -12,44 +12,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/homeindex/homeindex/protocol"
 )
-
-// The media module binary, built on first use (TestMain builds the binaries every test needs).
-var mediaModule struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-func mediaModuleBin(t *testing.T) string {
-	t.Helper()
-	mediaModule.once.Do(func() {
-		dir, err := os.MkdirTemp("", "homeindex-e2e-media-")
-		if err != nil {
-			mediaModule.err = err
-			return
-		}
-		mediaModule.path = filepath.Join(dir, "media-module")
-		args := []string{"build", "-o", mediaModule.path}
-		if raceEnabled {
-			args = append(args, "-race")
-		}
-		cmd := exec.Command("go", append(args, "./cmd/media-module")...)
-		cmd.Dir = repoRoot
-		if out, err := cmd.CombinedOutput(); err != nil {
-			mediaModule.err = fmt.Errorf("go build media-module: %v\n%s", err, out)
-		}
-	})
-	if mediaModule.err != nil {
-		t.Fatal(mediaModule.err)
-	}
-	return mediaModule.path
-}
 
 // mediaModulesYAML is MODULES for the media module with the attributes its README section
 // gives.
@@ -135,7 +102,7 @@ t.add(TALB(encoding=3, text="Kind of Blue")); t.add(TDRC(encoding=3, text="1959"
 			s.write("notes.txt", "not a media file")
 
 			s.Daemon.Start()
-			s.startModule("media", mediaModuleBin(t), "media", "MODULES", mediaModulesYAML, "RECORD_FILE", "")
+			s.startModule("media", moduleBinary(t, "media-module"), "media", "MODULES", mediaModulesYAML, "RECORD_FILE", "")
 
 			search := func(filter, sort string) ([]string, error) {
 				args := []string{"search", "--json", "--limit", "100"}

@@ -41,7 +41,7 @@ func TestTextAndMediaModulesOnAMixedTree(t *testing.T) {
 				"-DateTimeOriginal=2019:08:02 10:00:00")
 			s.Daemon.Start()
 			s.startModule("text", bin.text, "text")
-			s.startModule("media", mediaModuleBin(t), "media")
+			s.startModule("media", moduleBinary(t, "media-module"), "media")
 
 			for word, want := range map[string]string{"wombatpdfword": "report.pdf", "quokkadocxword": "letter.docx"} {
 				waitUntil(t, 120*time.Second, "a search for "+word, func() error {
