@@ -47,7 +47,6 @@ def pdf(text):
     out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref)
     return bytes(out)
 
-docx_template = None
 try:
     import docx
 except ImportError:

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/homeindex/homeindex/internal/catalog"
@@ -82,7 +83,9 @@ func (lib Library) serveFile(w http.ResponseWriter, r *http.Request) {
 	changed := false
 	for _, p := range doc.Paths {
 		if drive := lib.driveOf(p.Path); drive != "" && !drives[drive] {
-			offline = appendUnique(offline, drive)
+			if !slices.Contains(offline, drive) {
+				offline = append(offline, drive)
+			}
 			continue
 		}
 		f, info, err := openRegular(root, p.Path)
@@ -248,13 +251,4 @@ func (lib Library) servePicture(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeError(w, http.StatusNotFound, "no thumbnail for this file")
-}
-
-func appendUnique(list []string, s string) []string {
-	for _, v := range list {
-		if v == s {
-			return list
-		}
-	}
-	return append(list, s)
 }
