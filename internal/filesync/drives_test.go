@@ -296,7 +296,7 @@ func TestMarkersFollowTheCatalog(t *testing.T) {
 
 // A legacy metadata directory is imported into an empty catalog once: documents keep their
 // module fields and `next`, and the first sync confirms the files by size and mtime without
-// reading them.
+// reading them (the drive is pending: a module is still due).
 func TestImportLegacyThenConfirmWithoutReading(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -330,6 +330,12 @@ func TestImportLegacyThenConfirmWithoutReading(t *testing.T) {
 	}
 	if f := b.files()["archive/drive1/old.txt"]; f.Legacy() || f.DocID != id {
 		t.Fatalf("row not confirmed: %+v", f)
+	}
+	if d := b.live(id); d.Next != "ocr" || d.Offline {
+		t.Fatalf("after the first sync: %+v", d)
+	}
+	if s, _ := b.marker("drive1"); s != drives.Pending {
+		t.Fatalf("marker %q, want pending: the imported document has a module due", s)
 	}
 	if n, err := filesync.ImportLegacy(b.ctx, b.cat, store, "archive", log); err != nil || n != 0 {
 		t.Fatalf("second import: %d %v", n, err)

@@ -2,6 +2,7 @@ package outbox_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/homeindex/homeindex/internal/catalog"
 	"github.com/homeindex/homeindex/internal/outbox"
+	"github.com/homeindex/homeindex/internal/search"
 )
 
 const (
@@ -395,5 +397,104 @@ func TestRunDrainsOnWakeAndRetries(t *testing.T) {
 		}
 	case <-time.After(waitTimeout):
 		t.Fatal("Run did not return after its context ended")
+	}
+}
+
+// A path whose content changed is re-pointed at its new document; a removed path's link goes
+// and so do by-path directories it leaves empty.
+func TestLinksFollowPaths(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.addDoc(idA, "a.txt", "deep/er/x.txt", "deep/keep.txt")
+	b.drain()
+	b.addDoc(idB) // the new content of a.txt
+	b.update(func(tx *catalog.Tx) error {
+		if err := tx.PutFile(b.ctx, catalog.File{Path: "a.txt", DocID: idB, Dev: 1, Ino: 9, Size: 5, MtimeNs: 2, Mtime: 2}); err != nil {
+			return err
+		}
+		return tx.Dirty(b.ctx, catalog.PathKey("a.txt"), catalog.DocKey(idA), catalog.DocKey(idB))
+	})
+	b.removePaths(idA, "deep/er/x.txt")
+	b.drain()
+	if got := b.link("a.txt"); got != idB {
+		t.Fatalf("a.txt -> %q, want %s", got, idB)
+	}
+	if _, err := os.Lstat(filepath.Join(b.store.Root(), "by-path", "deep", "er")); !os.IsNotExist(err) {
+		t.Fatalf("empty by-path directory kept: %v", err)
+	}
+	if b.link("deep/keep.txt") != idA {
+		t.Fatal("a sibling link went with the removed one")
+	}
+}
+
+// A metadata directory deleted by hand is rebuilt, after a restart, by re-dirtying every
+// document.
+func TestDeletedMetadataRebuiltFromTheCatalog(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.addDoc(idA, "a.txt")
+	b.addDoc(idB, "b.txt")
+	b.drain()
+	for _, d := range []string{"by-id", "by-path"} {
+		if err := os.RemoveAll(filepath.Join(b.store.Root(), d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.open()
+	if err := b.cat.DirtyAllDocs(b.ctx); err != nil {
+		t.Fatal(err)
+	}
+	b.drain()
+	for _, id := range []string{idA, idB} {
+		if got := b.documentJSON(id); got != b.rendered(id) {
+			t.Fatalf("document.json of %s not rebuilt: %q", id, got)
+		}
+	}
+}
+
+// A document whose every path is on an absent drive stays in the index, marked offline, and
+// comes back online when its drive does.
+func TestOfflineDocumentsStaySearchable(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.addDoc(idA, "archive/usb/photo.jpg")
+	b.addDoc(idB, "local.txt")
+	b.drain()
+	setPresent := func(present bool) {
+		t.Helper()
+		b.update(func(tx *catalog.Tx) error {
+			if err := tx.SetDrivePresent(b.ctx, "usb", present); err != nil {
+				return err
+			}
+			return tx.Dirty(b.ctx, catalog.DocKey(idA), catalog.DriveKey("usb"))
+		})
+		b.drain()
+	}
+	offline := func() []string {
+		t.Helper()
+		res, err := b.index.Files().Search(b.ctx, search.Query{Filter: "offline = true", Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, h := range res.Hits {
+			var d struct{ ID string }
+			if err := json.Unmarshal(h, &d); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, d.ID)
+		}
+		return ids
+	}
+	setPresent(false)
+	if got := offline(); !slices.Equal(got, []string{idA}) {
+		t.Fatalf("offline hits %v, want %s", got, idA)
+	}
+	if !strings.Contains(b.documentJSON(idA), `"offline": true`) || !slices.Equal(b.indexed(), []string{idA, idB}) {
+		t.Fatalf("offline document: %s, indexed %v", b.documentJSON(idA), b.indexed())
+	}
+	setPresent(true)
+	if got := offline(); len(got) != 0 {
+		t.Fatalf("offline hits %v after the drive returned", got)
 	}
 }

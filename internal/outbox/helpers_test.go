@@ -35,6 +35,7 @@ type bundle struct {
 	index   *switchIndex
 	markers *markerRecorder
 	a       *outbox.Applier
+	metaDir string
 	// configured counts successful Configure calls.
 	configured atomic.Int64
 }
@@ -48,16 +49,26 @@ func setup(t *testing.T) *bundle {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.cat.Close() })
-	if b.store, err = metadata.Open(filepath.Join(dir, "metadata")); err != nil {
-		t.Fatal(err)
-	}
 	ix, err := search.OpenEmbedded(filepath.Join(dir, "search.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ix.Close() })
 	b.index = &switchIndex{Index: search.WithFileDocuments(ix, "archive")}
-	b.a = outbox.New(b.cat, b.store, b.index, b.markers, zerolog.New(zerolog.NewTestWriter(t)))
+	b.metaDir = filepath.Join(dir, "metadata")
+	b.open()
+	return b
+}
+
+// open (re)opens the metadata directory and builds a new Applier over it, as a daemon start
+// does.
+func (b *bundle) open() {
+	b.t.Helper()
+	var err error
+	if b.store, err = metadata.Open(b.metaDir); err != nil {
+		b.t.Fatal(err)
+	}
+	b.a = outbox.New(b.cat, b.store, b.index, b.markers, zerolog.New(zerolog.NewTestWriter(b.t)))
 	b.a.Configure = func(ctx context.Context) error {
 		if err := b.index.Files().Configure(ctx, search.FileSettings(search.Settings{Filterable: []string{"id", "next", "offline"}})); err != nil {
 			return err
@@ -68,7 +79,6 @@ func setup(t *testing.T) *bundle {
 		b.configured.Add(1)
 		return nil
 	}
-	return b
 }
 
 // update runs fn in one catalog transaction.
