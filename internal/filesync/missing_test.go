@@ -189,12 +189,16 @@ func TestMassRemovalIsHeldUntilConfirmed(t *testing.T) {
 		ids = append(ids, b.write(filepath.Join("d", string(rune('a'+i))+".txt"), "content "+string(rune('a'+i))))
 	}
 	b.sync()
+	b.takeOutbox()
 	for i := range 5 {
 		b.remove(filepath.Join("d", string(rune('a'+i))+".txt"))
 	}
 	st := b.sync()
 	if st.HeldRemovals != 5 || st.MissingDocs != 0 || st.Deleted != 0 {
 		t.Fatalf("stats: %+v", st)
+	}
+	if keys := b.takeOutbox(); len(keys) != 0 {
+		t.Fatalf("a held removal dirtied %v", keys)
 	}
 	h := b.report().Hold
 	if h == nil || h.Documents != 5 || h.Paths != 5 || h.Live != 10 {
