@@ -13,6 +13,7 @@ import (
 	"github.com/homeindex/homeindex/internal/catalog"
 	"github.com/homeindex/homeindex/internal/outbox"
 	"github.com/homeindex/homeindex/internal/search"
+	"github.com/homeindex/homeindex/internal/testutil/wait"
 )
 
 const (
@@ -378,26 +379,19 @@ func TestRunDrainsOnWakeAndRetries(t *testing.T) {
 
 	b.addDoc(idA, "a.txt")
 	b.a.Wake()
-	waitFor(t, "the woken drain", func() bool { n, _ := b.outboxLen(); return n == 0 })
+	wait.For(t, "the woken drain", func() bool { n, _ := b.outboxLen(); return n == 0 })
 
 	b.index.down.Store(true)
 	b.addDoc(idC, "c.txt")
 	b.a.Wake()
-	waitFor(t, "metadata written while the index is down", func() bool { return b.documentJSON(idC) != "" })
+	wait.For(t, "metadata written while the index is down", func() bool { return b.documentJSON(idC) != "" })
 	b.index.down.Store(false)
-	waitFor(t, "the index caught up by a retry", func() bool { n, _ := b.outboxLen(); return n == 0 })
+	wait.For(t, "the index caught up by a retry", func() bool { n, _ := b.outboxLen(); return n == 0 })
 	if got := b.indexed(); !slices.Equal(got, []string{idA, idC}) {
 		t.Fatalf("indexed %v", got)
 	}
 	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Run returned %v", err)
-		}
-	case <-time.After(waitTimeout):
-		t.Fatal("Run did not return after its context ended")
-	}
+	wait.Returned(t, "Run", done)
 }
 
 // A path whose content changed is re-pointed at its new document; a removed path's link goes

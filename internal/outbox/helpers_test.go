@@ -22,9 +22,6 @@ import (
 	"github.com/homeindex/homeindex/protocol"
 )
 
-// waitTimeout bounds every condition wait in these tests.
-const waitTimeout = 10 * time.Second
-
 // bundle is an Applier over a real catalog, metadata directory and embedded index, all in a
 // temp dir. The index can be switched down (switchIndex); drive marker updates are recorded.
 type bundle struct {
@@ -243,20 +240,6 @@ func (b *bundle) chunkCount() int64 {
 		b.t.Fatal(err)
 	}
 	return n
-}
-
-// waitFor polls cond until it holds or waitTimeout passes.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
 }
 
 var errDown = errors.New("index down")

@@ -17,11 +17,9 @@ import (
 	"github.com/homeindex/homeindex/internal/queue"
 	"github.com/homeindex/homeindex/internal/reaper"
 	"github.com/homeindex/homeindex/internal/testutil/redistest"
+	"github.com/homeindex/homeindex/internal/testutil/wait"
 	"github.com/homeindex/homeindex/protocol"
 )
-
-// waitTimeout bounds every condition wait in these tests.
-const waitTimeout = 10 * time.Second
 
 // now retries at once (no backoff), so attempts follow each other within a test.
 var now = queue.RetryPolicy{Base: -1}
@@ -114,20 +112,6 @@ func (b *bundle) takeExpired() string {
 	return item
 }
 
-// waitFor polls cond until it holds or waitTimeout passes.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
-}
-
 func (b *bundle) pass() {
 	b.t.Helper()
 	if err := b.r.Pass(b.ctx); err != nil {
@@ -203,7 +187,7 @@ func TestRetryWaitsForBackoffThenIsPromoted(t *testing.T) {
 	if items := b.checkItems(); len(items) != 0 {
 		t.Fatalf("m:check = %+v during the backoff", items)
 	}
-	waitFor(t, "the retry promoted", func() bool {
+	wait.For(t, "the retry promoted", func() bool {
 		b.pass()
 		return b.r.Stats().Promoted == 1
 	})
@@ -279,7 +263,7 @@ func TestSweepRequeuesOrphans(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	waitFor(t, "the orphan requeued", func() bool {
+	wait.For(t, "the orphan requeued", func() bool {
 		if err := b.r.Sweep(b.ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -302,16 +286,9 @@ func TestRunReapsEveryInterval(t *testing.T) {
 	ctx, cancel := context.WithCancel(b.ctx)
 	done := make(chan error, 1)
 	go func() { done <- b.r.Run(ctx) }()
-	waitFor(t, "Run's passes", func() bool { st := b.r.Stats(); return st.Requeued == 1 && st.Passes >= 2 })
+	wait.For(t, "Run's passes", func() bool { st := b.r.Stats(); return st.Requeued == 1 && st.Passes >= 2 })
 	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Run returned %v", err)
-		}
-	case <-time.After(waitTimeout):
-		t.Fatal("Run did not return after its context ended")
-	}
+	wait.Returned(t, "Run", done)
 	if items := b.checkItems(); len(items) != 1 || items[0].Job.Attempt != 2 {
 		t.Fatalf("m:check = %+v", items)
 	}
