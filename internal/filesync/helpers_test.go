@@ -89,11 +89,11 @@ func (b *bundle) write(rel, content string) string {
 	return idOf(content)
 }
 
-// writeAged writes a file whose mtime is an hour old (settled under any SettleTime used here).
+// writeAged writes a file whose mtime is two hours old (settled under any SettleTime used here).
 func (b *bundle) writeAged(rel, content string) string {
 	b.t.Helper()
 	id := b.write(rel, content)
-	b.setMtime(rel, time.Now().Add(-time.Hour))
+	b.setMtime(rel, time.Now().Add(-2*time.Hour))
 	return id
 }
 

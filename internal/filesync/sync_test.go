@@ -263,7 +263,7 @@ func TestNamesAreBytes(t *testing.T) {
 // its old row, and a later sync takes both once their mtime is old enough.
 func TestFilesBeingWrittenAreLeftForLater(t *testing.T) {
 	t.Parallel()
-	b := setup(t, func(c *filesync.Config) { c.SettleTime = 5 * time.Second })
+	b := setup(t, func(c *filesync.Config) { c.SettleTime = 30 * time.Minute })
 	b.writeAged("settled.txt", "settled")
 	b.write("growing.txt", "first part")
 	st := b.sync()
@@ -283,7 +283,7 @@ func TestFilesBeingWrittenAreLeftForLater(t *testing.T) {
 	if got := b.files()["settled.txt"]; got != before {
 		t.Fatalf("the row of a file being rewritten changed: %+v, was %+v", got, before)
 	}
-	b.setMtime("settled.txt", time.Now().Add(-time.Hour))
+	b.setMtime("settled.txt", time.Now().Add(-2*time.Hour))
 	if st = b.sync(); st.Modified != 1 || st.Unsettled != 0 {
 		t.Fatalf("third sync %+v, want settled.txt modified once settled", st)
 	}
