@@ -126,3 +126,79 @@ func TestMigrateMissingSince(t *testing.T) {
 		t.Fatalf("missing after migration: %d %v", n, err)
 	}
 }
+
+// SetMissing keeps the first missing-since time; MissingSince reports it with the document's
+// path count; a document back (SetRetired false) is no longer missing.
+func TestSetMissingKeepsTheFirstTime(t *testing.T) {
+	t.Parallel()
+	c := openTest(t)
+	ctx := context.Background()
+	addDoc(t, c, "a", "")
+	addDoc(t, c, "b", "", "b.txt")
+	update(t, c, func(ctx context.Context, tx *Tx) error {
+		if err := tx.SetMissing(ctx, "a", timeT0); err != nil {
+			return err
+		}
+		return tx.SetMissing(ctx, "a", timeT0.Add(time.Hour))
+	})
+	var got []string
+	if err := c.MissingSince(ctx, func(id string, since time.Time, paths int) error {
+		got = append(got, fmt.Sprint(id, " ", since.Unix(), " ", paths))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{fmt.Sprint("a ", timeT0.Unix(), " 0")}; strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("MissingSince = %v, want %v", got, want)
+	}
+	update(t, c, func(ctx context.Context, tx *Tx) error { return tx.SetRetired(ctx, "a", false) })
+	if n, _ := c.CountMissing(ctx); n != 0 {
+		t.Fatalf("CountMissing = %d after the document came back", n)
+	}
+}
+
+// The operator's confirmation is recorded once and taken by the transaction that uses it.
+func TestMissingConfirmation(t *testing.T) {
+	t.Parallel()
+	c := openTest(t)
+	ctx := context.Background()
+	take := func() bool {
+		var ok bool
+		update(t, c, func(ctx context.Context, tx *Tx) error {
+			var err error
+			ok, err = tx.TakeMissingConfirm(ctx)
+			return err
+		})
+		return ok
+	}
+	if take() {
+		t.Fatal("a confirmation taken before any was given")
+	}
+	if err := c.ConfirmMissing(ctx, timeT0); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok, _ := c.Meta(ctx, MetaMissingConfirm); !ok || v != timeT0.UTC().Format(time.RFC3339) {
+		t.Fatalf("confirmation %q %v", v, ok)
+	}
+	if !take() || take() {
+		t.Fatal("the confirmation is not taken exactly once")
+	}
+}
+
+// PathCounts counts each document's paths, in chunks for long lists; ids with none are absent.
+func TestPathCounts(t *testing.T) {
+	t.Parallel()
+	c := openTest(t)
+	ctx := context.Background()
+	addDoc(t, c, "a", "", "a1", "a2", "a3")
+	addDoc(t, c, "b", "", "b1")
+	addDoc(t, c, "none", "")
+	ids := []string{"a", "b", "none"}
+	for i := range 6000 {
+		ids = append(ids, fmt.Sprint("x", i))
+	}
+	got, err := c.PathCounts(ctx, ids)
+	if err != nil || len(got) != 2 || got["a"] != 3 || got["b"] != 1 {
+		t.Fatalf("PathCounts = %v, %v", got, err)
+	}
+}

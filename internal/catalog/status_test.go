@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -179,5 +180,47 @@ func TestCleanRelPath(t *testing.T) {
 		if err != nil || got != tc.want {
 			t.Errorf("CleanRelPath(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
 		}
+	}
+}
+
+// ResolveDocument finds a live document by id or by path.
+func TestResolveDocument(t *testing.T) {
+	t.Parallel()
+	c := openTest(t)
+	ctx := context.Background()
+	addDoc(t, c, "abc", "", "photos/a.jpg")
+	addDoc(t, c, "gone", "")
+	update(t, c, func(ctx context.Context, tx *Tx) error { return tx.SetMissing(ctx, "gone", timeT0) })
+	for in, want := range map[string]string{"abc": "abc", "photos/a.jpg": "abc"} {
+		if got, err := c.ResolveDocument(ctx, in); err != nil || got != want {
+			t.Errorf("ResolveDocument(%q) = %q, %v", in, got, err)
+		}
+	}
+	for _, in := range []string{"gone", "photos/none.jpg"} {
+		if _, err := c.ResolveDocument(ctx, in); !errors.Is(err, ErrNoSuchDocument) {
+			t.Errorf("ResolveDocument(%q) = %v, want ErrNoSuchDocument", in, err)
+		}
+	}
+}
+
+// OldestParked lists a module's parked jobs oldest first; ModuleParked counts them per module.
+func TestOldestParkedAndModuleParked(t *testing.T) {
+	t.Parallel()
+	c := openTest(t)
+	ctx := context.Background()
+	for i, id := range []string{"new", "old", "mid"} {
+		at := timeT0.Add(time.Duration([]int{3, 1, 2}[i]) * time.Minute)
+		update(t, c, func(ctx context.Context, tx *Tx) error {
+			return tx.PutJob(ctx, Job{DocID: id, Module: "m", Token: "t" + id, Attempt: 3, State: JobParked, Since: at, Updated: at})
+		})
+	}
+	putJob(t, c, "q", "m", "tq", JobQueued)
+	putJob(t, c, "o", "other", "to", JobParked)
+	jobs, err := c.OldestParked(ctx, "m", 2)
+	if err != nil || len(jobs) != 2 || jobs[0].DocID != "old" || jobs[1].DocID != "mid" {
+		t.Fatalf("OldestParked = %+v, %v", jobs, err)
+	}
+	if got, err := c.ModuleParked(ctx); err != nil || got["m"] != 3 || got["other"] != 1 {
+		t.Fatalf("ModuleParked = %v, %v", got, err)
 	}
 }

@@ -1,0 +1,149 @@
+package catalog
+
+import (
+	"context"
+	"slices"
+	"testing"
+)
+
+// Dirty queues keys; doc: and chunks: keys have an index part, path: and drive: keys only a
+// metadata part. Entries come back in seq order, paged after a seq.
+func TestDirtyAndPendingOutbox(t *testing.T) {
+	t.Parallel()
+	c := openTest(t)
+	ctx := context.Background()
+	addDoc(t, c, "a", "")
+	clearOutbox(t, c)
+	keys := []string{DocKey("a"), PathKey("x/y.txt"), DriveKey("usb"), ChunksKey("a", "m1")}
+	update(t, c, func(ctx context.Context, tx *Tx) error { return tx.Dirty(ctx, keys...) })
+	es, err := c.PendingOutbox(ctx, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for i, e := range es {
+		got = append(got, e.Key)
+		if i > 0 && e.Seq <= es[i-1].Seq {
+			t.Errorf("seq not increasing: %+v", es)
+		}
+		wantIndexDone := e.Key == PathKey("x/y.txt") || e.Key == DriveKey("usb")
+		if e.MetaDone || e.IndexDone != wantIndexDone {
+			t.Errorf("%s: meta done %v index done %v", e.Key, e.MetaDone, e.IndexDone)
+		}
+	}
+	if !slices.Equal(got, keys) {
+		t.Fatalf("pending %v, want %v in order", got, keys)
+	}
+	page, err := c.PendingOutbox(ctx, es[1].Seq, 1)
+	if err != nil || len(page) != 1 || page[0].Key != keys[2] {
+		t.Fatalf("page after seq %d = %+v, %v", es[1].Seq, page, err)
+	}
+	if total, index, _ := c.OutboxLen(ctx); total != 4 || index != 2 {
+		t.Fatalf("OutboxLen = %d, %d; want 4, 2", total, index)
+	}
+	if got, want := ChunksKey("a", "m1"), KeyChunks+"a/m1"; got != want {
+		t.Fatalf("ChunksKey = %q", got)
+	}
+}
+
+// OutboxDone clears fully applied entries, keeps a partly applied one with its done part, and
+// leaves an entry dirtied again meanwhile (new seq) pending as new: a change made while its
+// older version was being applied is never lost.
+func TestOutboxDoneRespectsNewerChanges(t *testing.T) {
+	t.Parallel()
+	c := openTest(t)
+	ctx := context.Background()
+	addDoc(t, c, "a", "")
+	addDoc(t, c, "b", "")
+	addDoc(t, c, "n", "")
+	es, err := c.PendingOutbox(ctx, 0, 100)
+	if err != nil || len(es) != 3 {
+		t.Fatalf("pending %+v, %v", es, err)
+	}
+	// While the applier works on these, "n" changes again.
+	update(t, c, func(ctx context.Context, tx *Tx) error { return tx.Dirty(ctx, DocKey("n")) })
+	for i := range es {
+		switch es[i].Key {
+		case DocKey("a"), DocKey("n"):
+			es[i].MetaDone, es[i].IndexDone = true, true
+		case DocKey("b"):
+			es[i].MetaDone = true // the index part failed
+		}
+	}
+	if err := c.OutboxDone(ctx, es); err != nil {
+		t.Fatal(err)
+	}
+	left := pending(t, c)
+	if _, ok := left[DocKey("a")]; ok || len(left) != 2 {
+		t.Fatalf("left %+v, want b and n", left)
+	}
+	if b := left[DocKey("b")]; !b.MetaDone || b.IndexDone {
+		t.Fatalf("b = %+v, want its metadata part done, index pending", b)
+	}
+	if n := left[DocKey("n")]; n.MetaDone || n.IndexDone {
+		t.Fatalf("n = %+v, want the newer change pending whole", n)
+	}
+	// Dirtying again resets the done parts.
+	update(t, c, func(ctx context.Context, tx *Tx) error { return tx.Dirty(ctx, DocKey("b")) })
+	if b := pending(t, c)[DocKey("b")]; b.MetaDone {
+		t.Fatalf("re-dirtied b = %+v", b)
+	}
+}
+
+// DirtyAllDocs queues every document, live or missing; DirtyKeys queues any number of keys.
+func TestDirtyAllDocsAndKeys(t *testing.T) {
+	t.Parallel()
+	c := openTest(t)
+	ctx := context.Background()
+	addDoc(t, c, "a", "", "a.txt")
+	addDoc(t, c, "r", "")
+	update(t, c, func(ctx context.Context, tx *Tx) error { return tx.SetMissing(ctx, "r", timeT0) })
+	clearOutbox(t, c)
+	if err := c.DirtyAllDocs(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := pendingKeys(t, c); !slices.Equal(got, []string{DocKey("a"), DocKey("r")}) {
+		t.Fatalf("pending %v", got)
+	}
+	clearOutbox(t, c)
+	keys := make([]string, 12000)
+	for i := range keys {
+		keys[i] = PathKey(string(rune('a'+i%26)) + "/" + string(rune(0x100+i)))
+	}
+	if err := c.DirtyKeys(ctx, keys); err != nil {
+		t.Fatal(err)
+	}
+	if n, _, _ := c.OutboxLen(ctx); n != 12000 {
+		t.Fatalf("OutboxLen = %d, want 12000", n)
+	}
+}
+
+// IndexSettled counts live documents with no index write pending, and pending index writes;
+// IndexPendingDocs names the documents with one.
+func TestIndexSettled(t *testing.T) {
+	t.Parallel()
+	c := openTest(t)
+	ctx := context.Background()
+	addDoc(t, c, "a", "", "a.txt")
+	addDoc(t, c, "b", "", "b.txt")
+	addDoc(t, c, "r", "")
+	update(t, c, func(ctx context.Context, tx *Tx) error { return tx.SetMissing(ctx, "r", timeT0) })
+	clearOutbox(t, c)
+	if s, p, err := c.IndexSettled(ctx); err != nil || s != 2 || p != 0 {
+		t.Fatalf("settled %d pending %d, %v; want 2, 0", s, p, err)
+	}
+	update(t, c, func(ctx context.Context, tx *Tx) error {
+		return tx.Dirty(ctx, DocKey("b"), DocKey("r"), PathKey("a.txt"), ChunksKey("a", "m1"))
+	})
+	if s, p, err := c.IndexSettled(ctx); err != nil || s != 1 || p != 2 {
+		t.Fatalf("settled %d pending %d, %v; want 1 (a), 2 (b, r)", s, p, err)
+	}
+	var ids []string
+	if err := c.IndexPendingDocs(ctx, func(id string) error { ids = append(ids, id); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(ids)
+	if !slices.Equal(ids, []string{"b", "r"}) {
+		t.Fatalf("IndexPendingDocs = %v", ids)
+	}
+}
