@@ -573,3 +573,41 @@ func (s IndexSearcher) FacetAttributes() []string {
 	}
 	return s.Facets
 }
+
+// isRelevance reports whether sort asks for relevance (the default).
+func isRelevance(sort string) bool {
+	return cmp.Or(strings.TrimSpace(sort), "relevance") == "relevance"
+}
+
+// relevance is what the relevance order ranks a file matching words by, the same on both
+// backends: files whose own fields (name, path, type...) hold every word first; then files
+// with more matching chunks of content (a document that is about the words mentions them in
+// many places); then the newest (date); then id, so ties break identically everywhere.
+type relevance struct {
+	own    bool
+	chunks int
+	dated  bool
+	date   float64
+	id     string
+}
+
+// compare orders r before o (negative) when r is more relevant.
+func (r relevance) compare(o relevance) int {
+	switch {
+	case r.own != o.own:
+		if r.own {
+			return -1
+		}
+		return 1
+	case r.chunks != o.chunks:
+		return cmp.Compare(o.chunks, r.chunks)
+	case r.dated != o.dated:
+		if r.dated {
+			return -1
+		}
+		return 1
+	case r.date != o.date:
+		return cmp.Compare(o.date, r.date)
+	}
+	return strings.Compare(r.id, o.id)
+}
