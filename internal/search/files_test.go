@@ -29,6 +29,9 @@ var fileFixture = []string{
 	`{"id":"f4","paths":{"notes/zebra notes.txt":1600000000},"mtime":1600000000,"size":10,"type":"text/plain","copies":1,"offline":false}`,
 	`{"id":"f5","paths":{"music/song.mp3":1400000000},"mtime":1400000000,"size":4000000,"type":"audio/mpeg","copies":1,"offline":false}`,
 	`{"id":"f6","paths":{"misc/blob.bin":1450000000},"mtime":1450000000,"size":7,"type":"application/octet-stream","copies":1,"offline":false}`,
+	// Newer than every other match for "zebra", which they hold once, deep in their content.
+	`{"id":"f7","paths":{"notes/minutes.txt":1700000000},"mtime":1700000000,"size":20,"type":"text/plain","copies":1,"offline":false}`,
+	`{"id":"f8","paths":{"notes/agenda.txt":1700000000},"mtime":1700000000,"size":30,"type":"text/plain","copies":1,"offline":false}`,
 }
 
 var chunkFixture = []string{
@@ -39,6 +42,8 @@ var chunkFixture = []string{
 	`{"id":"text_f1_4","file_id":"f1","module":"text","text":"zebra five","index":4,"segment":4,"page":5}`,
 	`{"id":"tr_f5_0","file_id":"f5","module":"tr","text":"a zebra sings <b>loudly</b>","index":0,"segment":0,"time_offset":12.5,"time_length":3}`,
 	`{"id":"tr_gone_0","file_id":"gone","module":"tr","text":"zebra of a deleted file","index":0,"segment":0}`,
+	`{"id":"text_f7_40","file_id":"f7","module":"text","text":"deep in the minutes a zebra appears once","index":40,"segment":40,"page":41}`,
+	`{"id":"text_f8_3","file_id":"f8","module":"text","text":"item four: the zebra","index":3,"segment":3,"page":4}`,
 }
 
 func loadFiles(t *testing.T, ix Index) Index {
@@ -120,8 +125,10 @@ func TestSearchFilesSameOnBothBackends(t *testing.T) {
 		check func(t *testing.T, r FileResult)
 	}{
 		{"word in content and in a name, snippets and facets", FileQuery{Q: "zebra", Facets: DefaultFacets, Snippets: 3}, func(t *testing.T, r FileResult) {
-			if got := hitIDs(r); got != "f4 f1 f5" || r.Total != 3 {
-				t.Errorf("hits [%s] total %d, want [f4 f1 f5] 3 (newest first)", got, r.Total)
+			// Relevance: f4 has the word in its name; f1 in four chunks; f7, f8 and f5 in one
+			// each, newest first (f7 and f8 tie on date: by id).
+			if got := hitIDs(r); got != "f4 f1 f7 f8 f5" || r.Total != 5 {
+				t.Errorf("hits [%s] total %d, want [f4 f1 f7 f8 f5] 5 (own fields, then matching chunks, then newest, then id)", got, r.Total)
 			}
 			f1 := r.Hits[1].Snippets
 			if len(f1) != 3 {
@@ -136,15 +143,35 @@ func TestSearchFilesSameOnBothBackends(t *testing.T) {
 			if f1[0].Module != "text" || string(f1[0].Location["page"]) != "2" || string(f1[2].Location["page"]) != "4" {
 				t.Errorf("snippet module/location: %+v %+v", f1[0], f1[2])
 			}
-			f5 := r.Hits[2].Snippets
+			f5 := r.Hits[4].Snippets
 			if len(f5) != 1 || snippetText(f5[0]) != "a [zebra] sings <b>loudly</b>" || string(f5[0].Location["time_offset"]) != "12.5" {
 				t.Errorf("f5 snippets %+v", f5)
 			}
 			if len(r.Hits[0].Snippets) != 0 {
 				t.Errorf("f4 matched by name has snippets %+v", r.Hits[0].Snippets)
 			}
-			if got := facetString(r.Facets["kind"]); got != "audio:1 document:1 text:1" {
+			if got := facetString(r.Facets["kind"]); got != "text:3 audio:1 document:1" {
 				t.Errorf("kind facet %s", got)
+			}
+		}},
+		{"newest ignores relevance", FileQuery{Q: "zebra", Sort: "newest"}, func(t *testing.T, r FileResult) {
+			if got := hitIDs(r); got != "f7 f8 f4 f1 f5" {
+				t.Errorf("hits [%s], want [f7 f8 f4 f1 f5]", got)
+			}
+		}},
+		{"relevance pages", FileQuery{Q: "zebra", Limit: 2, Offset: 2, Snippets: 1}, func(t *testing.T, r FileResult) {
+			if got := hitIDs(r); got != "f7 f8" || r.Total != 5 || len(r.Hits[0].Snippets) != 1 || string(r.Hits[0].Snippets[0].Location["page"]) != "41" {
+				t.Errorf("hits [%s] total %d %+v, want [f7 f8] 5, f7's snippet on page 41", got, r.Total, r.Hits)
+			}
+		}},
+		{"relevance last page", FileQuery{Q: "zebra", Limit: 2, Offset: 4, Facets: []string{"kind"}}, func(t *testing.T, r FileResult) {
+			if got := hitIDs(r); got != "f5" || r.Total != 5 || facetString(r.Facets["kind"]) != "text:3 audio:1 document:1" {
+				t.Errorf("hits [%s] total %d %v", got, r.Total, r.Facets)
+			}
+		}},
+		{"relevance with a filter", FileQuery{Q: "zebra", Filters: []string{"kind = text"}}, func(t *testing.T, r FileResult) {
+			if got := hitIDs(r); got != "f4 f7 f8" || r.Total != 3 {
+				t.Errorf("hits [%s] total %d", got, r.Total)
 			}
 		}},
 		{"two words in one chunk", FileQuery{Q: "quarterly zebra", Snippets: 1}, func(t *testing.T, r FileResult) {
@@ -159,19 +186,19 @@ func TestSearchFilesSameOnBothBackends(t *testing.T) {
 		}},
 		{"browse with every facet", FileQuery{Facets: append(DefaultFacets, "media.camera")}, func(t *testing.T, r FileResult) {
 			want := map[string]string{
-				"kind":      "image:2 audio:1 document:1 other:1 text:1",
-				"extension": "jpg:2 bin:1 mp3:1 pdf:1 txt:1",
-				"drive":     "local:5 usb1:2",
-				"year":      "2019:2 2014:1 2015:1 2018:1 2020:1",
+				"kind":      "text:3 image:2 audio:1 document:1 other:1",
+				"extension": "txt:3 jpg:2 bin:1 mp3:1 pdf:1",
+				"drive":     "local:7 usb1:2",
+				"year":      "2019:2 2023:2 2014:1 2015:1 2018:1 2020:1",
 				"camera":    "canon eos 5d:1 nikon d3:1",
-				"offline":   "false:5 true:1",
+				"offline":   "false:7 true:1",
 			}
 			for f, w := range want {
 				if got := facetString(r.Facets[f]); got != w {
 					t.Errorf("facet %s: %s, want %s", f, got, w)
 				}
 			}
-			if r.Total != 6 || len(r.Hits) != 6 {
+			if r.Total != 8 || len(r.Hits) != 8 {
 				t.Errorf("total %d hits %d", r.Total, len(r.Hits))
 			}
 		}},
@@ -191,12 +218,12 @@ func TestSearchFilesSameOnBothBackends(t *testing.T) {
 			}
 		}},
 		{"largest", FileQuery{Sort: "largest", Limit: 3}, func(t *testing.T, r FileResult) {
-			if hitIDs(r) != "f5 f2 f3" || r.Total != 6 {
+			if hitIDs(r) != "f5 f2 f3" || r.Total != 8 {
 				t.Errorf("got [%s] %d", hitIDs(r), r.Total)
 			}
 		}},
 		{"name", FileQuery{Sort: "name"}, func(t *testing.T, r FileResult) {
-			if hitIDs(r) != "f6 f2 f3 f1 f5 f4" {
+			if hitIDs(r) != "f8 f6 f2 f3 f7 f1 f5 f4" {
 				t.Errorf("got [%s]", hitIDs(r))
 			}
 		}},
