@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 )
 
 // searchFiles runs a FileQuery in one read transaction over both collections' tables. With
@@ -49,6 +50,18 @@ func (ix *embeddedIndex) searchFiles(ctx context.Context, q FileQuery, sortClaus
 	}
 	defer tx.Rollback()
 
+	t := ix.table
+	gen, genErr := readGen(ctx, tx)
+	t.mu.RLock()
+	if genErr == nil && !ix.tableOff && t.usable(gen, q.Facets) {
+		defer t.mu.RUnlock()
+		tableSearches.Add(1)
+		return ix.searchTable(ctx, tx, q, keys, declared, where, args, match, withChunks)
+	}
+	t.mu.RUnlock()
+	if !ix.tableOff {
+		ix.requestBuild(q.Facets)
+	}
 	res := FileResult{Facets: map[string][]FacetCount{}}
 	var conds []string
 	var matches map[int64]*fileMatch
@@ -115,6 +128,191 @@ func (ix *embeddedIndex) searchFiles(ctx context.Context, q FileQuery, sortClaus
 		res.Hits[i].Snippets = snips[s]
 	}
 	return res, nil
+}
+
+// tableSearches counts the searches answered with the file table (tests read it).
+var tableSearches atomic.Int64
+
+// searchTable is searchFiles with the file table (held for reading): the FTS indexes say which
+// rows match, the table which files those are, their facet values and their dates; SQL reads
+// only the filters' matches, the page and its snippets.
+func (ix *embeddedIndex) searchTable(ctx context.Context, tx *sql.Tx, q FileQuery, keys []sortKey, declared []string,
+	where string, args []any, match string, withChunks bool) (FileResult, error) {
+	t := ix.table
+	res := FileResult{Facets: map[string][]FacetCount{}}
+	var matches map[int64]*fileMatch
+	if match != "" {
+		matches = map[int64]*fileMatch{}
+		at := func(seq int64) *fileMatch {
+			m := matches[seq]
+			if m == nil {
+				m = &fileMatch{}
+				matches[seq] = m
+			}
+			return m
+		}
+		err := readRowids(ctx, tx, `SELECT rowid FROM files_fts WHERE files_fts MATCH ?`, match, func(seq int64) {
+			if seq < int64(len(t.ids)) && t.ids[seq] != "" {
+				at(seq).own = true
+			}
+		})
+		if err == nil && withChunks {
+			err = readRowids(ctx, tx, `SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?`, match, func(k int64) {
+				if seq, ok := t.idSeq[t.chunkFile(k)]; ok {
+					at(seq).chunks = append(at(seq).chunks, k)
+				}
+			})
+		}
+		if err != nil {
+			return FileResult{}, sqlErr("search files", err)
+		}
+		if len(matches) == 0 {
+			return res, nil
+		}
+	}
+	var conds []string
+	if match != "" {
+		seqs := make([]int64, 0, len(matches))
+		for s := range matches {
+			seqs = append(seqs, s)
+		}
+		conds = append(conds, "d.seq IN (SELECT value FROM json_each(?))")
+		args = append([]any{string(mustJSON(seqs))}, args...)
+	}
+	if where != "" {
+		conds = append(conds, where)
+	}
+	whereSQL := ""
+	if len(conds) > 0 {
+		whereSQL = " WHERE " + strings.Join(conds, " AND ")
+	}
+	var set []int64
+	switch {
+	case where != "":
+		query, err := filterQuery(ctx, tx, whereSQL, args, match != "")
+		if err == nil {
+			err = readRowids(ctx, tx, query, args, func(seq int64) { set = append(set, seq) })
+		}
+		if err != nil {
+			return FileResult{}, sqlErr("search files", err)
+		}
+	case match != "":
+		for s := range matches {
+			set = append(set, s)
+		}
+	default:
+		for s, id := range t.ids {
+			if id != "" {
+				set = append(set, int64(s))
+			}
+		}
+	}
+	res.Total = int64(len(set))
+	for _, f := range q.Facets {
+		res.Facets[f] = t.facets[f].count(set)
+	}
+	limit, offset := pageBounds(Query{Limit: q.Limit, Offset: q.Offset})
+	if res.Total <= int64(offset) {
+		return res, nil
+	}
+	broad := match == "" && res.Total >= broadMatch
+	ranked := match != "" && isRelevance(q.Sort)
+	// Sorting by date here beats walking the date index, which reads rows until the page is
+	// full: for a filter that many newer files fail (year = 2015), that is most of the table.
+	// Browsing everything still walks the index: the page is its first rows.
+	byDate := len(keys) == 1 && keys[0].attr == FieldDate && (match != "" || where != "")
+	var page []int64
+	var err error
+	if ranked || byDate {
+		order := make([]rankedFile, len(set))
+		for i, s := range set {
+			r := rankedFile{seq: s, relevance: relevance{id: t.ids[s], dated: t.dated[s], date: t.dates[s]}}
+			if m := matches[s]; m != nil && ranked {
+				r.own, r.chunks = m.own, len(m.chunks)
+			}
+			order[i] = r
+		}
+		asc := !ranked && !keys[0].desc
+		slices.SortFunc(order, func(a, b rankedFile) int {
+			if asc {
+				a.date, b.date = -a.date, -b.date // oldest first; undated still last
+			}
+			return a.compare(b.relevance)
+		})
+		for _, f := range order[offset:min(offset+limit, len(order))] {
+			page = append(page, f.seq)
+		}
+		res.Hits, err = docsBySeq(ctx, tx, page)
+	} else {
+		page, res.Hits, err = sortedPage(ctx, tx, ix.files, keys, declared, broad, whereSQL, args, limit, offset)
+	}
+	if err != nil {
+		return FileResult{}, sqlErr("search files", err)
+	}
+	if match == "" || q.Snippets == 0 || len(page) == 0 {
+		return res, nil
+	}
+	snips, err := embeddedSnippets(ctx, tx, page, matches, q)
+	if err != nil {
+		return FileResult{}, sqlErr("search files: snippets", err)
+	}
+	for i, s := range page {
+		res.Hits[i].Snippets = snips[s]
+	}
+	return res, nil
+}
+
+// filterQuery returns the query listing the rowids of the files whereSQL keeps. With words
+// (words: whereSQL starts with the rowid list), SQLite would look each match up by rowid and
+// test the filter on its row; when the filter has an index, reading the index and testing
+// the list (a Bloom filter) reads no rows and is several times faster, so that plan is used
+// unless it would scan the table.
+func filterQuery(ctx context.Context, tx *sql.Tx, whereSQL string, args []any, words bool) (string, error) {
+	query := "SELECT d.seq FROM files_docs AS d" + whereSQL
+	if !words {
+		return query, nil
+	}
+	byIndex := strings.Replace(query, "WHERE d.seq IN", "WHERE +d.seq IN", 1)
+	rows, err := tx.QueryContext(ctx, "EXPLAIN QUERY PLAN "+byIndex, args...)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			return "", err
+		}
+		if strings.HasPrefix(detail, "SCAN d") {
+			return query, nil
+		}
+	}
+	return byIndex, rows.Err()
+}
+
+// readRowids runs a query giving one integer per row.
+func readRowids(ctx context.Context, tx *sql.Tx, query string, args any, fn func(int64)) error {
+	var a []any
+	switch x := args.(type) {
+	case []any:
+		a = x
+	default:
+		a = []any{x}
+	}
+	rows, err := tx.QueryContext(ctx, query, a...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var n int64
+		if err := rows.Scan(&n); err != nil {
+			return err
+		}
+		fn(n)
+	}
+	return rows.Err()
 }
 
 // fileMatch is how one file matched the words: by its own text, and by which chunks.
@@ -185,28 +383,12 @@ func scanMatches(ctx context.Context, tx *sql.Tx, facets, declared []string, whe
 		// The single value, and the array of values of a document with several (flagMulti).
 		cols = append(cols, flatExpr("v", f, declared), flatExpr("m", f, declared))
 	}
-	rows, err := tx.QueryContext(ctx, "SELECT "+strings.Join(cols, ", ")+" FROM files_docs AS d"+whereSQL, args...)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer rows.Close()
 	counts := make([]map[string]int64, len(facets))
 	for i := range counts {
 		counts[i] = map[string]int64{}
 	}
-	vals := make([]any, 2*len(facets))
-	var seq int64
-	var id string
-	var date sql.NullFloat64
-	dest := []any{&seq, &id, &date}
-	for i := range vals {
-		dest = append(dest, &vals[i])
-	}
 	var out []rankedFile
-	for rows.Next() {
-		if err := rows.Scan(dest...); err != nil {
-			return nil, nil, err
-		}
+	err := scanFacetRows(ctx, tx, cols, whereSQL, args, facets, func(seq int64, id string, date sql.NullFloat64, vals [][]string) {
 		r := rankedFile{seq: seq}
 		if ranked {
 			r.id, r.date, r.dated = id, date.Float64, date.Valid
@@ -215,22 +397,13 @@ func scanMatches(ctx context.Context, tx *sql.Tx, facets, declared []string, whe
 			}
 		}
 		out = append(out, r)
-		for i := range facets {
-			if v := vals[2*i]; v != nil {
-				counts[i][facetValue(v)]++
-			}
-			if m, ok := vals[2*i+1].(string); ok {
-				var list []json.RawMessage
-				if json.Unmarshal([]byte(m), &list) != nil {
-					continue
-				}
-				for _, e := range list {
-					counts[i][facetValue(jsonScalar(e))]++
-				}
+		for i, vs := range vals {
+			for _, v := range vs {
+				counts[i][v]++
 			}
 		}
-	}
-	return out, counts, rows.Err()
+	})
+	return out, counts, err
 }
 
 // jsonScalar decodes a JSON string or number the way SQLite's json_each gives it: integers

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -48,6 +49,12 @@ var chunkFixture = []string{
 
 func loadFiles(t *testing.T, ix Index) Index {
 	t.Helper()
+	return loadFilesThen(t, ix, nil)
+}
+
+// loadFilesThen configures ix, calls between (if set), then writes the fixture.
+func loadFilesThen(t *testing.T, ix Index, between func()) Index {
+	t.Helper()
 	ix = WithFileDocuments(ix, "archive")
 	if err := ix.Files().Configure(ctxT(t), FileSettings(fileCore)); err != nil {
 		t.Fatal(err)
@@ -55,9 +62,47 @@ func loadFiles(t *testing.T, ix Index) Index {
 	if err := ix.Chunks().Configure(ctxT(t), ChunkSettings); err != nil {
 		t.Fatal(err)
 	}
+	if between != nil {
+		between()
+	}
 	upsert(t, ix.Files(), fileFixture...)
 	upsert(t, ix.Chunks(), chunkFixture...)
 	return ix
+}
+
+// tableFacets are the facets the file table holds in these tests: every one they ask for.
+var tableFacets = append(slices.Clone(DefaultFacets), "media.camera")
+
+// embeddedVariants opens the embedded backend three ways, so each search path is compared
+// with Meilisearch: "embedded" builds its file table before the documents arrive (every
+// write then updates it), "embedded-built" after, "embedded-sql" has none (SQL only).
+func embeddedVariants(t *testing.T) map[string]*embeddedIndex {
+	out := map[string]*embeddedIndex{}
+	for _, name := range []string{"embedded", "embedded-built", "embedded-sql"} {
+		ix, err := OpenEmbedded(filepath.Join(t.TempDir(), "index.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ix.Close() })
+		e := ix.(*embeddedIndex)
+		e.tableOff = name == "embedded-sql"
+		build := func() {
+			if err := e.buildTable(ctxT(t), tableFacets); err != nil {
+				t.Fatal(err)
+			}
+		}
+		switch name {
+		case "embedded":
+			loadFilesThen(t, e, build)
+		case "embedded-built":
+			loadFilesThen(t, e, nil)
+			build()
+		default:
+			loadFilesThen(t, e, nil)
+		}
+		out[name] = e
+	}
+	return out
 }
 
 // canonical re-encodes a result with every document's keys sorted, so the two backends'
@@ -110,15 +155,12 @@ func snippetText(s Snippet) string {
 
 func TestSearchFilesSameOnBothBackends(t *testing.T) {
 	t.Parallel()
-	emb, err := OpenEmbedded(filepath.Join(t.TempDir(), "index.db"))
-	if err != nil {
-		t.Fatal(err)
+	backends := map[string]Index{"meilisearch": loadFiles(t, meiliOpener(meilitest.Start(t))(t))}
+	embedded := embeddedVariants(t)
+	for name, e := range embedded {
+		backends[name] = WithFileDocuments(e, "archive")
 	}
-	t.Cleanup(func() { emb.Close() })
-	backends := map[string]Index{
-		"embedded":    loadFiles(t, emb),
-		"meilisearch": loadFiles(t, meiliOpener(meilitest.Start(t))(t)),
-	}
+	names := []string{"embedded", "embedded-built", "embedded-sql", "meilisearch"}
 	cases := []struct {
 		name  string
 		q     FileQuery
@@ -238,24 +280,45 @@ func TestSearchFilesSameOnBothBackends(t *testing.T) {
 			}
 		}},
 	}
+	compare := func(t *testing.T, q FileQuery, check func(t *testing.T, r FileResult)) {
+		var first, firstName string
+		for _, name := range names {
+			before := tableSearches.Load()
+			r, err := SearchFiles(ctxT(t), backends[name], q)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if used := tableSearches.Load() > before; used != (name == "embedded" || name == "embedded-built") && name != "meilisearch" {
+				t.Errorf("%s: file table used: %v", name, used)
+			}
+			c := canonical(t, r)
+			t.Run(name, func(t *testing.T) { check(t, r) })
+			if first == "" {
+				first, firstName = c, name
+			} else if c != first {
+				t.Errorf("%s and %s disagree:\n%s\n---\n%s", firstName, name, first, c)
+			}
+		}
+	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			var first, firstName string
-			for _, name := range []string{"embedded", "meilisearch"} {
-				r, err := SearchFiles(ctxT(t), backends[name], tc.q)
-				if err != nil {
-					t.Fatalf("%s: %v", name, err)
-				}
-				c := canonical(t, r)
-				t.Run(name, func(t *testing.T) { tc.check(t, r) })
-				if first == "" {
-					first, firstName = c, name
-				} else if c != first {
-					t.Errorf("%s and %s disagree:\n%s\n---\n%s", firstName, name, first, c)
-				}
+		t.Run(tc.name, func(t *testing.T) { compare(t, tc.q, tc.check) })
+	}
+	// Deletions reach the file table too.
+	for _, name := range names {
+		if err := backends[name].Files().Delete(ctxT(t), []string{"f7"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := backends[name].Chunks().Delete(ctxT(t), []string{"text_f8_3"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("after deleting f7 and f8's chunk", func(t *testing.T) {
+		compare(t, FileQuery{Q: "zebra", Facets: []string{"kind"}}, func(t *testing.T, r FileResult) {
+			if got := hitIDs(r); got != "f4 f1 f5" || facetString(r.Facets["kind"]) != "audio:1 document:1 text:1" {
+				t.Errorf("hits [%s] %v", got, r.Facets)
 			}
 		})
-	}
+	})
 	// Hits come back in the metadata document's shape: paths as an object, in order.
 	r, err := SearchFiles(ctxT(t), backends["meilisearch"], FileQuery{Filters: []string{"id = f3"}})
 	if err != nil || len(r.Hits) != 1 {
