@@ -29,10 +29,11 @@ type fileTable struct {
 	ids    []string             // by file rowid: id ("": no document)
 	dated  []bool               // by file rowid: has a date (FieldDate)
 	dates  []float64
-	idSeq  map[string]int64 // file id → rowid
-	chunks []uint32         // by chunk rowid: code of its file_id (0: none)
+	// Every file id and chunk file_id has a code; chunks name their file by code, and fileOf
+	// gives the code's file rowid (0: no such file), so a chunk's file costs no hashing.
+	chunks []uint32 // by chunk rowid: code of its file_id (0: none)
 	codes  map[string]uint32
-	coded  []string // code → file_id; coded[0] unused
+	fileOf []int64 // by code
 
 	// want lists the facets to hold at the next build; building is set while one runs.
 	want     []string
@@ -121,20 +122,20 @@ func (t *fileTable) usable(gen int64, facets []string) bool {
 	return true
 }
 
-// fileID returns the id of the file a chunk belongs to, "" when unknown.
-func (t *fileTable) chunkFile(seq int64) string {
-	if seq < 0 || seq >= int64(len(t.chunks)) || t.chunks[seq] == 0 {
-		return ""
+// chunkFile returns the rowid of the file a chunk belongs to, 0 when there is none.
+func (t *fileTable) chunkFile(seq int64) int64 {
+	if seq < 0 || seq >= int64(len(t.chunks)) {
+		return 0
 	}
-	return t.coded[t.chunks[seq]]
+	return t.fileOf[t.chunks[seq]]
 }
 
 func (t *fileTable) code(id string) uint32 {
 	c, ok := t.codes[id]
 	if !ok {
-		c = uint32(len(t.coded))
+		c = uint32(len(t.fileOf))
 		t.codes[id] = c
-		t.coded = append(t.coded, id)
+		t.fileOf = append(t.fileOf, 0)
 	}
 	return c
 }
@@ -170,8 +171,8 @@ func (t *fileTable) apply(gen int64, files bool, changes []tableChange, declared
 		growTo(&t.ids, ch.seq)
 		growTo(&t.dated, ch.seq)
 		growTo(&t.dates, ch.seq)
-		if old := t.ids[ch.seq]; old != "" && t.idSeq[old] == ch.seq {
-			delete(t.idSeq, old)
+		if old := t.ids[ch.seq]; old != "" && t.fileOf[t.code(old)] == ch.seq {
+			t.fileOf[t.code(old)] = 0
 		}
 		t.ids[ch.seq], t.dated[ch.seq], t.dates[ch.seq] = "", false, 0
 		for _, f := range t.facets {
@@ -181,7 +182,7 @@ func (t *fileTable) apply(gen int64, files bool, changes []tableChange, declared
 			continue
 		}
 		t.ids[ch.seq] = ch.id
-		t.idSeq[ch.id] = ch.seq
+		t.fileOf[t.code(ch.id)] = ch.seq
 		if d, ok := flatNumber(ch.facets, ">", FieldDate, declared); ok {
 			t.dated[ch.seq], t.dates[ch.seq] = true, d
 		}
@@ -300,7 +301,7 @@ func (ix *embeddedIndex) buildTable(ctx context.Context, want []string) error {
 	if err != nil {
 		return err
 	}
-	nt := &fileTable{gen: gen, facets: map[string]*memFacet{}, idSeq: map[string]int64{}, codes: map[string]uint32{}, coded: []string{""}}
+	nt := &fileTable{gen: gen, facets: map[string]*memFacet{}, codes: map[string]uint32{}, fileOf: []int64{0}}
 	for _, f := range want {
 		nt.facets[f] = &memFacet{dict: map[string]uint32{}, names: []string{""}, many: map[int64][]uint32{}}
 	}
@@ -316,7 +317,7 @@ func (ix *embeddedIndex) buildTable(ctx context.Context, want []string) error {
 		growTo(&nt.dated, seq)
 		growTo(&nt.dates, seq)
 		nt.ids[seq], nt.dated[seq], nt.dates[seq] = id, date.Valid, date.Float64
-		nt.idSeq[id] = seq
+		nt.fileOf[nt.code(id)] = seq
 		for i, f := range want {
 			nt.facets[f].set(seq, vals[i])
 		}
@@ -348,8 +349,8 @@ func (ix *embeddedIndex) buildTable(ctx context.Context, want []string) error {
 	t := ix.table
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.gen, t.facets, t.ids, t.dated, t.dates, t.idSeq = nt.gen, nt.facets, nt.ids, nt.dated, nt.dates, nt.idSeq
-	t.chunks, t.codes, t.coded = nt.chunks, nt.codes, nt.coded
+	t.gen, t.facets, t.ids, t.dated, t.dates = nt.gen, nt.facets, nt.ids, nt.dated, nt.dates
+	t.chunks, t.codes, t.fileOf = nt.chunks, nt.codes, nt.fileOf
 	return nil
 }
 

@@ -158,7 +158,7 @@ func (ix *embeddedIndex) searchTable(ctx context.Context, tx *sql.Tx, q FileQuer
 		})
 		if err == nil && withChunks {
 			err = readRowids(ctx, tx, `SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?`, match, func(k int64) {
-				if seq, ok := t.idSeq[t.chunkFile(k)]; ok {
+				if seq := t.chunkFile(k); seq != 0 {
 					at(seq).chunks = append(at(seq).chunks, k)
 				}
 			})
