@@ -622,21 +622,15 @@ type relevance struct {
 
 // compare orders r before o (negative) when r is more relevant.
 func (r relevance) compare(o relevance) int {
-	switch {
-	case r.own != o.own:
-		if r.own {
+	first := func(a, b bool) int { // true before false
+		if a == b {
+			return 0
+		}
+		if a {
 			return -1
 		}
 		return 1
-	case r.chunks != o.chunks:
-		return cmp.Compare(o.chunks, r.chunks)
-	case r.dated != o.dated:
-		if r.dated {
-			return -1
-		}
-		return 1
-	case r.date != o.date:
-		return cmp.Compare(o.date, r.date)
 	}
-	return strings.Compare(r.id, o.id)
+	return cmp.Or(first(r.own, o.own), cmp.Compare(o.chunks, r.chunks), first(r.dated, o.dated),
+		cmp.Compare(o.date, r.date), strings.Compare(r.id, o.id))
 }

@@ -63,7 +63,6 @@ func (ix *embeddedIndex) searchFiles(ctx context.Context, q FileQuery, sortClaus
 		ix.requestBuild(q.Facets)
 	}
 	res := FileResult{Facets: map[string][]FacetCount{}}
-	var conds []string
 	var matches map[int64]*fileMatch
 	if match != "" {
 		if matches, err = matchingFiles(ctx, tx, match, withChunks); err != nil {
@@ -72,20 +71,8 @@ func (ix *embeddedIndex) searchFiles(ctx context.Context, q FileQuery, sortClaus
 		if len(matches) == 0 {
 			return res, nil
 		}
-		seqs := make([]int64, 0, len(matches))
-		for s := range matches {
-			seqs = append(seqs, s)
-		}
-		conds = append(conds, "d.seq IN (SELECT value FROM json_each(?))")
-		args = append([]any{string(mustJSON(seqs))}, args...)
 	}
-	if where != "" {
-		conds = append(conds, where)
-	}
-	whereSQL := ""
-	if len(conds) > 0 {
-		whereSQL = " WHERE " + strings.Join(conds, " AND ")
-	}
+	whereSQL, args := matchWhere(matches, where, args)
 	ranked := match != "" && isRelevance(q.Sort)
 	var order []rankedFile // the matching files, when ranked here
 	if len(q.Facets) > 0 || ranked {
@@ -170,22 +157,7 @@ func (ix *embeddedIndex) searchTable(ctx context.Context, tx *sql.Tx, q FileQuer
 			return res, nil
 		}
 	}
-	var conds []string
-	if match != "" {
-		seqs := make([]int64, 0, len(matches))
-		for s := range matches {
-			seqs = append(seqs, s)
-		}
-		conds = append(conds, "d.seq IN (SELECT value FROM json_each(?))")
-		args = append([]any{string(mustJSON(seqs))}, args...)
-	}
-	if where != "" {
-		conds = append(conds, where)
-	}
-	whereSQL := ""
-	if len(conds) > 0 {
-		whereSQL = " WHERE " + strings.Join(conds, " AND ")
-	}
+	whereSQL, args := matchWhere(matches, where, args)
 	var set []int64
 	switch {
 	case where != "":
@@ -289,6 +261,27 @@ func filterQuery(ctx context.Context, tx *sql.Tx, whereSQL string, args []any, w
 		}
 	}
 	return byIndex, rows.Err()
+}
+
+// matchWhere returns the WHERE clause (and its arguments) keeping the files of matches (when
+// not nil: a search with words) that the compiled filter where keeps.
+func matchWhere(matches map[int64]*fileMatch, where string, args []any) (string, []any) {
+	var conds []string
+	if matches != nil {
+		seqs := make([]int64, 0, len(matches))
+		for s := range matches {
+			seqs = append(seqs, s)
+		}
+		conds = append(conds, "d.seq IN (SELECT value FROM json_each(?))")
+		args = append([]any{string(mustJSON(seqs))}, args...)
+	}
+	if where != "" {
+		conds = append(conds, where)
+	}
+	if len(conds) == 0 {
+		return "", args
+	}
+	return " WHERE " + strings.Join(conds, " AND "), args
 }
 
 // readRowids runs a query giving one integer per row.
