@@ -60,6 +60,7 @@ func (ix *meiliIndex) searchFiles(ctx context.Context, q FileQuery, sortClauses 
 	if ranked {
 		page["offset"], page["limit"] = 0, len(own)+len(inChunks)
 		page["attributesToRetrieve"] = []string{"id", FieldDate}
+		delete(page, "sort") // ranked here
 	}
 	count := maps.Clone(base)
 	delete(count, "sort")
