@@ -362,3 +362,54 @@ func TestPrepareFileNeverKeysByPath(t *testing.T) {
 		t.Errorf("restored %s", back)
 	}
 }
+
+// A file table is only used at the generation it reflects: a write by another handle on the
+// same database (another process) is seen at once, through SQL, and the table is rebuilt.
+func TestFileTableFollowsWritesFromElsewhere(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "index.db")
+	open := func() *embeddedIndex {
+		ix, err := OpenEmbedded(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ix.Close() })
+		return ix.(*embeddedIndex)
+	}
+	a := open()
+	loadFiles(t, a)
+	if err := a.buildTable(ctxT(t), DefaultFacets); err != nil {
+		t.Fatal(err)
+	}
+	search := func() (string, bool) {
+		t.Helper()
+		before := tableSearches.Load()
+		r, err := SearchFiles(ctxT(t), WithFileDocuments(a, "archive"), FileQuery{Q: "zebra", Facets: []string{"kind"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hitIDs(r) + " | " + facetString(r.Facets["kind"]), tableSearches.Load() > before
+	}
+	if got, used := search(); got != "f4 f1 f7 f8 f5 | text:3 audio:1 document:1" || !used {
+		t.Fatalf("before: %s (table used: %v)", got, used)
+	}
+	b := open()
+	upsert(t, WithFileDocuments(b, "archive").Files(),
+		`{"id":"f9","paths":{"zebra/photo.png":1800000000},"mtime":1800000000,"size":1,"type":"image/png"}`)
+	a.table.mu.Lock()
+	a.table.building = true // hold the rebuild back, so the next search must use SQL
+	a.table.mu.Unlock()
+	want := "f9 f4 f1 f7 f8 f5 | text:3 audio:1 document:1 image:1" // f9: named after the word, newest
+	if got, used := search(); got != want || used {
+		t.Fatalf("after another handle wrote: %s (table used: %v), want %s on SQL", got, used, want)
+	}
+	a.table.mu.Lock()
+	a.table.building = false
+	a.table.mu.Unlock()
+	if err := a.buildTable(ctxT(t), DefaultFacets); err != nil {
+		t.Fatal(err)
+	}
+	if got, used := search(); got != want || !used {
+		t.Fatalf("after the rebuild: %s (table used: %v), want %s from the table", got, used, want)
+	}
+}
