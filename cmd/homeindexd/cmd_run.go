@@ -62,7 +62,7 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 	var srv *httpapi.Server
 	if cfg.HTTPAddr != "" {
 		opts := []httpapi.Option{
-			httpapi.WithOps(opsSvc, search.IndexSearcher{Index: a.Index, Facets: app.FacetAttributes(cfg)}, logging.Component(log, "http")),
+			httpapi.WithOps(opsSvc, search.IndexSearcher{Index: a.Index, Facets: app.FacetAttributes(cfg), Drives: a.Catalog.Drives}, logging.Component(log, "http")),
 			httpapi.WithFiles(httpapi.Library{Docs: a.Catalog, IndexDir: cfg.IndexDirectory,
 				ArchiveRel: cfg.ArchiveRel, MetadataDir: cfg.MetadataDirectory}),
 			httpapi.WithAuth(httpapi.AuthMode{Token: cfg.HTTPToken,

@@ -64,7 +64,7 @@ func startDaemon(t *testing.T, vars map[string]string, opts ...Option) *daemon {
 		}
 	}
 	d.svc = ops.New(ops.Config{Version: "test"}, a, d.pipe, log)
-	d.srv, err = New("127.0.0.1:0", nil, append([]Option{WithOps(d.svc, search.IndexSearcher{Index: a.Index}, log)}, opts...)...)
+	d.srv, err = New("127.0.0.1:0", nil, append([]Option{WithOps(d.svc, search.IndexSearcher{Index: a.Index, Drives: a.Catalog.Drives}, log)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

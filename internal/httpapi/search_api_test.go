@@ -2,12 +2,14 @@ package httpapi
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/homeindex/homeindex/internal/app"
+	"github.com/homeindex/homeindex/internal/catalog"
 )
 
 // searchReply is /api/search's answer.
@@ -30,8 +32,9 @@ type searchReply struct {
 		Paths map[string]float64 `json:"paths"`
 	} `json:"hits"`
 	Facets map[string][]struct {
-		Value string `json:"value"`
-		Count int64  `json:"count"`
+		Value  string `json:"value"`
+		Count  int64  `json:"count"`
+		Online *bool  `json:"online"`
 	} `json:"facets"`
 }
 
@@ -119,6 +122,36 @@ func TestSearchAPI(t *testing.T) {
 	}
 	if len(p.Facets["year"]) != 3 || len(p.Facets["drive"]) != 2 {
 		t.Errorf("facets %+v", p.Facets)
+	}
+	// Drive facet values say whether the drive is plugged in now (the catalog's registry).
+	driveState := func() string {
+		var out []string
+		for _, f := range get("facets=drive,kind").Facets["drive"] {
+			if f.Online == nil {
+				t.Fatalf("drive %s without online state", f.Value)
+			}
+			out = append(out, fmt.Sprintf("%s:%d:%v", f.Value, f.Count, *f.Online))
+		}
+		return strings.Join(out, " ")
+	}
+	if got := driveState(); got != "local:3:true usb1:1:false" {
+		t.Errorf("drives before the drive is seen: %s", got)
+	}
+	setDrive := func(present bool) {
+		if err := d.app.Catalog.Update(ctx, func(tx *catalog.Tx) error { return tx.SetDrivePresent(ctx, "USB1", present) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setDrive(true)
+	if got := driveState(); got != "local:3:true usb1:1:true" {
+		t.Errorf("drives with USB1 plugged in: %s", got)
+	}
+	setDrive(false)
+	if got := driveState(); got != "local:3:true usb1:1:false" {
+		t.Errorf("drives with USB1 unplugged: %s", got)
+	}
+	if k := get("facets=kind").Facets["kind"]; len(k) == 0 || k[0].Online != nil {
+		t.Errorf("online state on another facet: %+v", k)
 	}
 	for _, bad := range []string{"sort=sideways", "facets=nope", "date_from=yesterday", "page=0", "f.nope=1"} {
 		if code, body := d.do(t, http.MethodGet, "/api/search?"+bad, ""); code != http.StatusBadRequest {

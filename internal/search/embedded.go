@@ -1,6 +1,7 @@
 package search
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -43,6 +44,15 @@ type embeddedIndex struct {
 	writeMu sync.Mutex
 	files   *embeddedCollection
 	chunks  *embeddedCollection
+
+	// table holds per-file search data in memory (embedded_table.go); bg runs its builds
+	// until Close cancels bgCtx. tableOff (tests) keeps every search on SQL.
+	table    *fileTable
+	bg       sync.WaitGroup
+	bgCtx    context.Context
+	bgCancel context.CancelFunc
+	closed   bool // guarded by table.mu
+	tableOff bool
 }
 
 // OpenEmbedded opens (creating if needed) the embedded index stored in the SQLite file at
@@ -59,7 +69,8 @@ func OpenEmbedded(path string) (Index, error) {
 		embeddedBusyTimeoutMS, -embeddedCacheKiB, embeddedMmapBytes)
 	writer := sqlitedb.Open(uri + pragmas + "&_txlock=immediate")
 	writer.SetMaxOpenConns(1)
-	ix := &embeddedIndex{writer: writer}
+	ix := &embeddedIndex{writer: writer, table: newFileTable()}
+	ix.bgCtx, ix.bgCancel = context.WithCancel(context.Background())
 	if err := ix.createSchema(); err != nil {
 		writer.Close()
 		return nil, fmt.Errorf("open embedded index %s: %w", path, err)
@@ -97,6 +108,8 @@ func (ix *embeddedIndex) createSchema() error {
 				tokenize='unicode61 remove_diacritics 2'
 			)`, c))
 	}
+	// The generation every write transaction increments (fileTable).
+	stmts = append(stmts, `INSERT OR IGNORE INTO settings(collection, value) VALUES ('`+genKey+`', '0')`)
 	for _, s := range stmts {
 		if _, err := ix.writer.Exec(s); err != nil {
 			return fmt.Errorf("create schema: %w", err)
@@ -111,6 +124,13 @@ func (ix *embeddedIndex) Name() string       { return "embedded" }
 
 // Close closes the database after letting SQLite refresh its query planner statistics.
 func (ix *embeddedIndex) Close() error {
+	if ix.table != nil {
+		ix.table.mu.Lock()
+		ix.closed = true
+		ix.table.mu.Unlock()
+		ix.bgCancel()
+		ix.bg.Wait()
+	}
 	var errs []error
 	if ix.reader != nil {
 		errs = append(errs, ix.reader.Close())

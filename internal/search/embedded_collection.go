@@ -55,7 +55,9 @@ func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage)
 	for i := range stored {
 		dest = append(dest, &stored[i])
 	}
+	var changes []tableChange
 	err = c.inTx(ctx, func(tx *sql.Tx) error {
+		changes = changes[:0]
 		for _, d := range parsed {
 			facets, err := flatFacets(d.value, spec)
 			if err != nil {
@@ -85,9 +87,10 @@ func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage)
 			if _, err := tx.ExecContext(ctx, ftsIns, seq, searchText(d.value)); err != nil {
 				return err
 			}
+			changes = append(changes, tableChange{seq: seq, id: d.id, facets: facets})
 		}
 		return nil
-	})
+	}, func() []tableChange { return changes })
 	if err != nil {
 		return sqlErr("upsert "+c.name, err)
 	}
@@ -116,8 +119,10 @@ func (c *embeddedCollection) maybeAnalyze(ctx context.Context, n int) {
 	c.written, c.analyzedRows = 0, rows
 }
 
-// inTx runs fn in a write transaction on the writer connection.
-func (c *embeddedCollection) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+// inTx runs fn in a write transaction on the writer connection, which also increments the
+// index generation; once committed, the documents changes() names (as fn left them) are
+// applied to the in-memory file table.
+func (c *embeddedCollection) inTx(ctx context.Context, fn func(tx *sql.Tx) error, changes func() []tableChange) error {
 	tx, err := c.ix.writer.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -126,7 +131,26 @@ func (c *embeddedCollection) inTx(ctx context.Context, fn func(tx *sql.Tx) error
 		_ = tx.Rollback()
 		return err
 	}
-	return tx.Commit()
+	gen, err := bumpGen(ctx, tx)
+	if err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		c.ix.table.invalidate() // committed or not: the table cannot tell
+		return err
+	}
+	c.ix.table.apply(gen, c.name == filesCollection, changes(), c.settings.spec().declared())
+	return nil
+}
+
+// deleted lists seqs as deletions for the file table.
+func deleted(seqs []int64) []tableChange {
+	out := make([]tableChange, len(seqs))
+	for i, s := range seqs {
+		out[i] = tableChange{seq: s}
+	}
+	return out
 }
 
 // deleteSeqs removes documents and their text by rowid.
@@ -150,9 +174,10 @@ func (c *embeddedCollection) Delete(ctx context.Context, ids []string) error {
 	}
 	c.ix.writeMu.Lock()
 	defer c.ix.writeMu.Unlock()
+	var seqs []int64
 	err := c.inTx(ctx, func(tx *sql.Tx) error {
 		sel := `SELECT seq FROM ` + c.name + `_docs WHERE id = ?`
-		var seqs []int64
+		seqs = seqs[:0]
 		for _, id := range ids {
 			var seq int64
 			switch err := tx.QueryRowContext(ctx, sel, id).Scan(&seq); {
@@ -164,7 +189,7 @@ func (c *embeddedCollection) Delete(ctx context.Context, ids []string) error {
 			}
 		}
 		return c.deleteSeqs(ctx, tx, seqs)
-	})
+	}, func() []tableChange { return deleted(seqs) })
 	if err != nil {
 		return sqlErr("delete from "+c.name, err)
 	}
@@ -182,12 +207,13 @@ func (c *embeddedCollection) DeleteByFilter(ctx context.Context, filter string) 
 	if where == "" {
 		return fmt.Errorf("delete from %s by filter: %w: empty filter", c.name, ErrInvalidFilter)
 	}
+	var seqs []int64
 	err = c.inTx(ctx, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT d.seq FROM `+c.name+`_docs d WHERE `+where, args...)
 		if err != nil {
 			return err
 		}
-		var seqs []int64
+		seqs = seqs[:0]
 		for rows.Next() {
 			var seq int64
 			if err := rows.Scan(&seq); err != nil {
@@ -200,7 +226,7 @@ func (c *embeddedCollection) DeleteByFilter(ctx context.Context, filter string) 
 			return err
 		}
 		return c.deleteSeqs(ctx, tx, seqs)
-	})
+	}, func() []tableChange { return deleted(seqs) })
 	if err != nil {
 		return sqlErr("delete from "+c.name+" by filter", err)
 	}

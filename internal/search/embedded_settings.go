@@ -125,6 +125,10 @@ func (c *embeddedCollection) Configure(ctx context.Context, s Settings) error {
 	if _, err := tx.ExecContext(ctx, "ANALYZE "+c.name+"_docs"); err != nil {
 		return sqlErr("configure "+c.name, err)
 	}
+	if _, err := bumpGen(ctx, tx); err != nil {
+		return sqlErr("configure "+c.name, err)
+	}
+	c.ix.table.invalidate() // facet columns changed: rebuilt at the next search
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := tx.Commit(); err != nil {

@@ -403,6 +403,9 @@ type Part struct {
 type FacetCount struct {
 	Value string `json:"value"`
 	Count int64  `json:"count"`
+	// Online says, for a value of the drive facet, whether that drive is plugged in now
+	// (IndexSearcher.Drives); absent for other facets.
+	Online *bool `json:"online,omitempty"`
 }
 
 // fileSearcher is implemented by both backends.
@@ -559,11 +562,37 @@ func (f preparedFiles) Search(ctx context.Context, q Query) (Result, error) {
 type IndexSearcher struct {
 	Index  Index
 	Facets []string
+	// Drives, when set, gives the archive drives' presence now (the catalog's drive
+	// registry): the drive facet's values then say whether each drive is online.
+	Drives func(ctx context.Context) (map[string]bool, error)
 }
 
 // SearchFiles runs q.
 func (s IndexSearcher) SearchFiles(ctx context.Context, q FileQuery) (FileResult, error) {
-	return SearchFiles(ctx, s.Index, q)
+	res, err := SearchFiles(ctx, s.Index, q)
+	if err != nil || s.Drives == nil || len(res.Facets[FieldDrive]) == 0 {
+		return res, err
+	}
+	present, err := s.Drives(ctx)
+	if err != nil {
+		return FileResult{}, fmt.Errorf("search files: drives: %w", err)
+	}
+	MarkDrives(res.Facets[FieldDrive], present)
+	return res, nil
+}
+
+// MarkDrives sets Online on drive facet values: the main tree (LocalDrive) is always online,
+// an archive drive when present says so (a drive the registry does not know is offline, as
+// /files/<id> treats it). Facet values are lower case; drive names are matched as such.
+func MarkDrives(values []FacetCount, present map[string]bool) {
+	online := map[string]bool{}
+	for name, p := range present {
+		online[normalizeString(name)] = online[normalizeString(name)] || p
+	}
+	for i := range values {
+		on := values[i].Value == LocalDrive || online[values[i].Value]
+		values[i].Online = &on
+	}
 }
 
 // FacetAttributes returns s.Facets, or DefaultFacets when empty.
@@ -572,4 +601,36 @@ func (s IndexSearcher) FacetAttributes() []string {
 		return DefaultFacets
 	}
 	return s.Facets
+}
+
+// isRelevance reports whether sort asks for relevance (the default).
+func isRelevance(sort string) bool {
+	return cmp.Or(strings.TrimSpace(sort), "relevance") == "relevance"
+}
+
+// relevance is what the relevance order ranks a file matching words by, the same on both
+// backends: files whose own fields (name, path, type...) hold every word first; then files
+// with more matching chunks of content (a document that is about the words mentions them in
+// many places); then the newest (date); then id, so ties break identically everywhere.
+type relevance struct {
+	own    bool
+	chunks int
+	dated  bool
+	date   float64
+	id     string
+}
+
+// compare orders r before o (negative) when r is more relevant.
+func (r relevance) compare(o relevance) int {
+	first := func(a, b bool) int { // true before false
+		if a == b {
+			return 0
+		}
+		if a {
+			return -1
+		}
+		return 1
+	}
+	return cmp.Or(first(r.own, o.own), cmp.Compare(o.chunks, r.chunks), first(r.dated, o.dated),
+		cmp.Compare(o.date, r.date), strings.Compare(r.id, o.id))
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -29,6 +30,9 @@ var fileFixture = []string{
 	`{"id":"f4","paths":{"notes/zebra notes.txt":1600000000},"mtime":1600000000,"size":10,"type":"text/plain","copies":1,"offline":false}`,
 	`{"id":"f5","paths":{"music/song.mp3":1400000000},"mtime":1400000000,"size":4000000,"type":"audio/mpeg","copies":1,"offline":false}`,
 	`{"id":"f6","paths":{"misc/blob.bin":1450000000},"mtime":1450000000,"size":7,"type":"application/octet-stream","copies":1,"offline":false}`,
+	// Newer than every other match for "zebra", which they hold once, deep in their content.
+	`{"id":"f7","paths":{"notes/minutes.txt":1700000000},"mtime":1700000000,"size":20,"type":"text/plain","copies":1,"offline":false}`,
+	`{"id":"f8","paths":{"notes/agenda.txt":1700000000},"mtime":1700000000,"size":30,"type":"text/plain","copies":1,"offline":false}`,
 }
 
 var chunkFixture = []string{
@@ -39,9 +43,17 @@ var chunkFixture = []string{
 	`{"id":"text_f1_4","file_id":"f1","module":"text","text":"zebra five","index":4,"segment":4,"page":5}`,
 	`{"id":"tr_f5_0","file_id":"f5","module":"tr","text":"a zebra sings <b>loudly</b>","index":0,"segment":0,"time_offset":12.5,"time_length":3}`,
 	`{"id":"tr_gone_0","file_id":"gone","module":"tr","text":"zebra of a deleted file","index":0,"segment":0}`,
+	`{"id":"text_f7_40","file_id":"f7","module":"text","text":"deep in the minutes a zebra appears once","index":40,"segment":40,"page":41}`,
+	`{"id":"text_f8_3","file_id":"f8","module":"text","text":"item four: the zebra","index":3,"segment":3,"page":4}`,
 }
 
 func loadFiles(t *testing.T, ix Index) Index {
+	t.Helper()
+	return loadFilesThen(t, ix, nil)
+}
+
+// loadFilesThen configures ix, calls between (if set), then writes the fixture.
+func loadFilesThen(t *testing.T, ix Index, between func()) Index {
 	t.Helper()
 	ix = WithFileDocuments(ix, "archive")
 	if err := ix.Files().Configure(ctxT(t), FileSettings(fileCore)); err != nil {
@@ -50,9 +62,47 @@ func loadFiles(t *testing.T, ix Index) Index {
 	if err := ix.Chunks().Configure(ctxT(t), ChunkSettings); err != nil {
 		t.Fatal(err)
 	}
+	if between != nil {
+		between()
+	}
 	upsert(t, ix.Files(), fileFixture...)
 	upsert(t, ix.Chunks(), chunkFixture...)
 	return ix
+}
+
+// tableFacets are the facets the file table holds in these tests: every one they ask for.
+var tableFacets = append(slices.Clone(DefaultFacets), "media.camera")
+
+// embeddedVariants opens the embedded backend three ways, so each search path is compared
+// with Meilisearch: "embedded" builds its file table before the documents arrive (every
+// write then updates it), "embedded-built" after, "embedded-sql" has none (SQL only).
+func embeddedVariants(t *testing.T) map[string]*embeddedIndex {
+	out := map[string]*embeddedIndex{}
+	for _, name := range []string{"embedded", "embedded-built", "embedded-sql"} {
+		ix, err := OpenEmbedded(filepath.Join(t.TempDir(), "index.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ix.Close() })
+		e := ix.(*embeddedIndex)
+		e.tableOff = name == "embedded-sql"
+		build := func() {
+			if err := e.buildTable(ctxT(t), tableFacets); err != nil {
+				t.Fatal(err)
+			}
+		}
+		switch name {
+		case "embedded":
+			loadFilesThen(t, e, build)
+		case "embedded-built":
+			loadFilesThen(t, e, nil)
+			build()
+		default:
+			loadFilesThen(t, e, nil)
+		}
+		out[name] = e
+	}
+	return out
 }
 
 // canonical re-encodes a result with every document's keys sorted, so the two backends'
@@ -105,23 +155,22 @@ func snippetText(s Snippet) string {
 
 func TestSearchFilesSameOnBothBackends(t *testing.T) {
 	t.Parallel()
-	emb, err := OpenEmbedded(filepath.Join(t.TempDir(), "index.db"))
-	if err != nil {
-		t.Fatal(err)
+	backends := map[string]Index{"meilisearch": loadFiles(t, meiliOpener(meilitest.Start(t))(t))}
+	embedded := embeddedVariants(t)
+	for name, e := range embedded {
+		backends[name] = WithFileDocuments(e, "archive")
 	}
-	t.Cleanup(func() { emb.Close() })
-	backends := map[string]Index{
-		"embedded":    loadFiles(t, emb),
-		"meilisearch": loadFiles(t, meiliOpener(meilitest.Start(t))(t)),
-	}
+	names := []string{"embedded", "embedded-built", "embedded-sql", "meilisearch"}
 	cases := []struct {
 		name  string
 		q     FileQuery
 		check func(t *testing.T, r FileResult)
 	}{
 		{"word in content and in a name, snippets and facets", FileQuery{Q: "zebra", Facets: DefaultFacets, Snippets: 3}, func(t *testing.T, r FileResult) {
-			if got := hitIDs(r); got != "f4 f1 f5" || r.Total != 3 {
-				t.Errorf("hits [%s] total %d, want [f4 f1 f5] 3 (newest first)", got, r.Total)
+			// Relevance: f4 has the word in its name; f1 in four chunks; f7, f8 and f5 in one
+			// each, newest first (f7 and f8 tie on date: by id).
+			if got := hitIDs(r); got != "f4 f1 f7 f8 f5" || r.Total != 5 {
+				t.Errorf("hits [%s] total %d, want [f4 f1 f7 f8 f5] 5 (own fields, then matching chunks, then newest, then id)", got, r.Total)
 			}
 			f1 := r.Hits[1].Snippets
 			if len(f1) != 3 {
@@ -136,15 +185,35 @@ func TestSearchFilesSameOnBothBackends(t *testing.T) {
 			if f1[0].Module != "text" || string(f1[0].Location["page"]) != "2" || string(f1[2].Location["page"]) != "4" {
 				t.Errorf("snippet module/location: %+v %+v", f1[0], f1[2])
 			}
-			f5 := r.Hits[2].Snippets
+			f5 := r.Hits[4].Snippets
 			if len(f5) != 1 || snippetText(f5[0]) != "a [zebra] sings <b>loudly</b>" || string(f5[0].Location["time_offset"]) != "12.5" {
 				t.Errorf("f5 snippets %+v", f5)
 			}
 			if len(r.Hits[0].Snippets) != 0 {
 				t.Errorf("f4 matched by name has snippets %+v", r.Hits[0].Snippets)
 			}
-			if got := facetString(r.Facets["kind"]); got != "audio:1 document:1 text:1" {
+			if got := facetString(r.Facets["kind"]); got != "text:3 audio:1 document:1" {
 				t.Errorf("kind facet %s", got)
+			}
+		}},
+		{"newest ignores relevance", FileQuery{Q: "zebra", Sort: "newest"}, func(t *testing.T, r FileResult) {
+			if got := hitIDs(r); got != "f7 f8 f4 f1 f5" {
+				t.Errorf("hits [%s], want [f7 f8 f4 f1 f5]", got)
+			}
+		}},
+		{"relevance pages", FileQuery{Q: "zebra", Limit: 2, Offset: 2, Snippets: 1}, func(t *testing.T, r FileResult) {
+			if got := hitIDs(r); got != "f7 f8" || r.Total != 5 || len(r.Hits[0].Snippets) != 1 || string(r.Hits[0].Snippets[0].Location["page"]) != "41" {
+				t.Errorf("hits [%s] total %d %+v, want [f7 f8] 5, f7's snippet on page 41", got, r.Total, r.Hits)
+			}
+		}},
+		{"relevance last page", FileQuery{Q: "zebra", Limit: 2, Offset: 4, Facets: []string{"kind"}}, func(t *testing.T, r FileResult) {
+			if got := hitIDs(r); got != "f5" || r.Total != 5 || facetString(r.Facets["kind"]) != "text:3 audio:1 document:1" {
+				t.Errorf("hits [%s] total %d %v", got, r.Total, r.Facets)
+			}
+		}},
+		{"relevance with a filter", FileQuery{Q: "zebra", Filters: []string{"kind = text"}}, func(t *testing.T, r FileResult) {
+			if got := hitIDs(r); got != "f4 f7 f8" || r.Total != 3 {
+				t.Errorf("hits [%s] total %d", got, r.Total)
 			}
 		}},
 		{"two words in one chunk", FileQuery{Q: "quarterly zebra", Snippets: 1}, func(t *testing.T, r FileResult) {
@@ -159,19 +228,19 @@ func TestSearchFilesSameOnBothBackends(t *testing.T) {
 		}},
 		{"browse with every facet", FileQuery{Facets: append(DefaultFacets, "media.camera")}, func(t *testing.T, r FileResult) {
 			want := map[string]string{
-				"kind":      "image:2 audio:1 document:1 other:1 text:1",
-				"extension": "jpg:2 bin:1 mp3:1 pdf:1 txt:1",
-				"drive":     "local:5 usb1:2",
-				"year":      "2019:2 2014:1 2015:1 2018:1 2020:1",
+				"kind":      "text:3 image:2 audio:1 document:1 other:1",
+				"extension": "txt:3 jpg:2 bin:1 mp3:1 pdf:1",
+				"drive":     "local:7 usb1:2",
+				"year":      "2019:2 2023:2 2014:1 2015:1 2018:1 2020:1",
 				"camera":    "canon eos 5d:1 nikon d3:1",
-				"offline":   "false:5 true:1",
+				"offline":   "false:7 true:1",
 			}
 			for f, w := range want {
 				if got := facetString(r.Facets[f]); got != w {
 					t.Errorf("facet %s: %s, want %s", f, got, w)
 				}
 			}
-			if r.Total != 6 || len(r.Hits) != 6 {
+			if r.Total != 8 || len(r.Hits) != 8 {
 				t.Errorf("total %d hits %d", r.Total, len(r.Hits))
 			}
 		}},
@@ -191,12 +260,12 @@ func TestSearchFilesSameOnBothBackends(t *testing.T) {
 			}
 		}},
 		{"largest", FileQuery{Sort: "largest", Limit: 3}, func(t *testing.T, r FileResult) {
-			if hitIDs(r) != "f5 f2 f3" || r.Total != 6 {
+			if hitIDs(r) != "f5 f2 f3" || r.Total != 8 {
 				t.Errorf("got [%s] %d", hitIDs(r), r.Total)
 			}
 		}},
 		{"name", FileQuery{Sort: "name"}, func(t *testing.T, r FileResult) {
-			if hitIDs(r) != "f6 f2 f3 f1 f5 f4" {
+			if hitIDs(r) != "f8 f6 f2 f3 f7 f1 f5 f4" {
 				t.Errorf("got [%s]", hitIDs(r))
 			}
 		}},
@@ -211,24 +280,45 @@ func TestSearchFilesSameOnBothBackends(t *testing.T) {
 			}
 		}},
 	}
+	compare := func(t *testing.T, q FileQuery, check func(t *testing.T, r FileResult)) {
+		var first, firstName string
+		for _, name := range names {
+			before := tableSearches.Load()
+			r, err := SearchFiles(ctxT(t), backends[name], q)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if used := tableSearches.Load() > before; used != (name == "embedded" || name == "embedded-built") && name != "meilisearch" {
+				t.Errorf("%s: file table used: %v", name, used)
+			}
+			c := canonical(t, r)
+			t.Run(name, func(t *testing.T) { check(t, r) })
+			if first == "" {
+				first, firstName = c, name
+			} else if c != first {
+				t.Errorf("%s and %s disagree:\n%s\n---\n%s", firstName, name, first, c)
+			}
+		}
+	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			var first, firstName string
-			for _, name := range []string{"embedded", "meilisearch"} {
-				r, err := SearchFiles(ctxT(t), backends[name], tc.q)
-				if err != nil {
-					t.Fatalf("%s: %v", name, err)
-				}
-				c := canonical(t, r)
-				t.Run(name, func(t *testing.T) { tc.check(t, r) })
-				if first == "" {
-					first, firstName = c, name
-				} else if c != first {
-					t.Errorf("%s and %s disagree:\n%s\n---\n%s", firstName, name, first, c)
-				}
+		t.Run(tc.name, func(t *testing.T) { compare(t, tc.q, tc.check) })
+	}
+	// Deletions reach the file table too.
+	for _, name := range names {
+		if err := backends[name].Files().Delete(ctxT(t), []string{"f7"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := backends[name].Chunks().Delete(ctxT(t), []string{"text_f8_3"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("after deleting f7 and f8's chunk", func(t *testing.T) {
+		compare(t, FileQuery{Q: "zebra", Facets: []string{"kind"}}, func(t *testing.T, r FileResult) {
+			if got := hitIDs(r); got != "f4 f1 f5" || facetString(r.Facets["kind"]) != "audio:1 document:1 text:1" {
+				t.Errorf("hits [%s] %v", got, r.Facets)
 			}
 		})
-	}
+	})
 	// Hits come back in the metadata document's shape: paths as an object, in order.
 	r, err := SearchFiles(ctxT(t), backends["meilisearch"], FileQuery{Filters: []string{"id = f3"}})
 	if err != nil || len(r.Hits) != 1 {
@@ -270,5 +360,56 @@ func TestPrepareFileNeverKeysByPath(t *testing.T) {
 	}
 	if back := restoreFile(raw); !strings.Contains(string(back), `"paths":{"photos/IMG_2.jpg":1530000000,"archive/usb1/photos/IMG_2.jpg":1530000000}`) {
 		t.Errorf("restored %s", back)
+	}
+}
+
+// A file table is only used at the generation it reflects: a write by another handle on the
+// same database (another process) is seen at once, through SQL, and the table is rebuilt.
+func TestFileTableFollowsWritesFromElsewhere(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "index.db")
+	open := func() *embeddedIndex {
+		ix, err := OpenEmbedded(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ix.Close() })
+		return ix.(*embeddedIndex)
+	}
+	a := open()
+	loadFiles(t, a)
+	if err := a.buildTable(ctxT(t), DefaultFacets); err != nil {
+		t.Fatal(err)
+	}
+	search := func() (string, bool) {
+		t.Helper()
+		before := tableSearches.Load()
+		r, err := SearchFiles(ctxT(t), WithFileDocuments(a, "archive"), FileQuery{Q: "zebra", Facets: []string{"kind"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hitIDs(r) + " | " + facetString(r.Facets["kind"]), tableSearches.Load() > before
+	}
+	if got, used := search(); got != "f4 f1 f7 f8 f5 | text:3 audio:1 document:1" || !used {
+		t.Fatalf("before: %s (table used: %v)", got, used)
+	}
+	b := open()
+	upsert(t, WithFileDocuments(b, "archive").Files(),
+		`{"id":"f9","paths":{"zebra/photo.png":1800000000},"mtime":1800000000,"size":1,"type":"image/png"}`)
+	a.table.mu.Lock()
+	a.table.building = true // hold the rebuild back, so the next search must use SQL
+	a.table.mu.Unlock()
+	want := "f9 f4 f1 f7 f8 f5 | text:3 audio:1 document:1 image:1" // f9: named after the word, newest
+	if got, used := search(); got != want || used {
+		t.Fatalf("after another handle wrote: %s (table used: %v), want %s on SQL", got, used, want)
+	}
+	a.table.mu.Lock()
+	a.table.building = false
+	a.table.mu.Unlock()
+	if err := a.buildTable(ctxT(t), DefaultFacets); err != nil {
+		t.Fatal(err)
+	}
+	if got, used := search(); got != want || !used {
+		t.Fatalf("after the rebuild: %s (table used: %v), want %s from the table", got, used, want)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,11 +27,18 @@ type searchPageState struct {
 	Hits   []struct {
 		ID, Name, Path, Href, Kind, Size, Drive string
 		Offline                                 bool
-		Snippets                                []struct{ Text, Marks, Module string }
+		// Thumb is the card's thumbnail: its address and natural width once loaded (0: none
+		// or not loaded).
+		ThumbSrc   string
+		ThumbWidth int
+		Snippets   []struct{ Text, Marks, Module, Where string }
 	} `json:"hits"`
-	Facets   map[string][]struct{ Value, Count, Pressed string } `json:"facets"`
-	Summary  string                                              `json:"summary"`
-	PageInfo string                                              `json:"pageInfo"`
+	Facets map[string][]struct {
+		Value, Count, Pressed string
+		Offline               bool // the value carries an offline badge (drives)
+	} `json:"facets"`
+	Summary  string `json:"summary"`
+	PageInfo string `json:"pageInfo"`
 	// Markup counts elements in the cards' names and paths: a name like "<b>x</b>.txt" must
 	// stay text.
 	Markup int `json:"markup"`
@@ -41,7 +49,8 @@ const searchStateJS = `(() => {
 	const facets = {};
 	for (const b of all('[data-testid="facet-value"]')) {
 		(facets[b.dataset.facet] = facets[b.dataset.facet] || []).push({
-			Value: b.dataset.value, Count: b.querySelector(".count").textContent, Pressed: b.getAttribute("aria-pressed")});
+			Value: b.dataset.value, Count: b.querySelector(".count").textContent, Pressed: b.getAttribute("aria-pressed"),
+			Offline: !!b.querySelector('[data-testid="drive-offline"]')});
 	}
 	return {
 		loaded: document.body.getAttribute("data-loaded") === "true",
@@ -57,10 +66,12 @@ const searchStateJS = `(() => {
 			Size: h.querySelector('[data-field="size"]').textContent,
 			Drive: all('[data-field="drive"]', h).map((d) => d.textContent).join(","),
 			Offline: !!h.querySelector('[data-testid="offline"]'),
+			ThumbSrc: (h.querySelector("img.thumb-img") || {}).src || "",
+			ThumbWidth: (() => { const i = h.querySelector("img.thumb-img"); return i && i.complete ? i.naturalWidth : 0; })(),
 			Snippets: all('[data-testid="snippet"]', h).map((s) => ({
 				Text: s.querySelector(".snippet-text").textContent,
 				Marks: all("mark", s).map((m) => m.textContent).join("|"),
-				Module: s.dataset.module})),
+				Module: s.dataset.module, Where: s.querySelector(".where").textContent})),
 		})),
 		facets,
 		summary: document.getElementById("summary").textContent,
@@ -120,16 +131,19 @@ func tinyPNG(t *testing.T, w, h int, c color.RGBA) string {
 	return b.String()
 }
 
-// The search page in headless Chromium against a real daemon, Redis and module: a word found
-// only in the files' module content ("world", from the example module's text) finds them with
-// the word highlighted in their snippets; a facet narrows the results; the card's link opens
-// the file; back and forward restore the query and filters from the URL; a file name holding
-// HTML stays text; "/" focuses the search box. Screenshots go to $PAGE_SCREENSHOT_DIR
-// (docs/search-documents.png and docs/search-photos.png are made this way).
+// The search page in headless Chromium against a real daemon, Redis and modules (the example
+// module, then the thumbnail module): a word found only in the files' module content
+// ("world", from the example module's text) finds them with the word highlighted in their
+// snippets; a facet narrows the results; the card's link opens the file; back and forward
+// restore the query and filters from the URL; a file name holding HTML stays text; "/"
+// focuses the search box; picture cards show the thumbnail the module made, loaded from
+// /files/<id>/thumbnail; an unplugged drive is marked offline on the cards and in the drive
+// facet. Screenshots go to $PAGE_SCREENSHOT_DIR (docs/search-documents.png and
+// docs/search-photos.png are made this way).
 func TestPageSearch(t *testing.T) {
 	t.Parallel()
 	const mod = "example-module"
-	s := newStack(t, []module{{Name: mod, UID: "e1"}})
+	s := newStack(t, []module{{Name: mod, UID: "e1"}, {Name: "thumbnail", UID: "th1"}})
 	br := startBrowser(t)
 	report := "Quarterly report for the board, second draft."
 	files := map[string]string{
@@ -155,7 +169,8 @@ func TestPageSearch(t *testing.T) {
 	all := len(files) + len(photos)
 	s.Daemon.Start()
 	s.startModule("example", bin.example, mod)
-	waitUntil(t, 90*time.Second, "every file through the module", s.docsDone(ids, noted))
+	s.startModule("thumbnail", moduleBinary(t, "thumbnail-module"), "thumbnail", "TIMEOUT", "60")
+	waitUntil(t, 120*time.Second, "every file through both modules", s.docsDone(ids, noted))
 	waitUntil(t, 60*time.Second, "the module's text in the search index", func() error {
 		var r struct {
 			Total int `json:"total"`
@@ -214,6 +229,25 @@ func TestPageSearch(t *testing.T) {
 	}
 	if ext := st.Facets["extension"]; len(ext) == 0 || ext[0].Value != "txt" || ext[0].Count != "5" {
 		t.Errorf("extension facet %+v, want txt (5) first", ext)
+	}
+	for _, d := range st.Facets["drive"] {
+		if d.Offline {
+			t.Errorf("drive %s marked offline while plugged in", d.Value)
+		}
+	}
+	// The pictures' cards show their thumbnails, loaded; the other cards a kind icon.
+	st = p.waitSearch(30*time.Second, "the pictures' thumbnails loaded", func(st searchPageState) error {
+		for _, h := range st.Hits {
+			if h.Kind == "image" && (h.ThumbWidth <= 0 || !strings.HasSuffix(h.ThumbSrc, "/files/"+h.ID+"/thumbnail")) {
+				return fmt.Errorf("picture card %s: thumbnail %q, natural width %d", h.Name, h.ThumbSrc, h.ThumbWidth)
+			}
+		}
+		return nil
+	})
+	for _, h := range st.Hits {
+		if h.Kind != "image" && h.ThumbSrc != "" {
+			t.Errorf("card %s (%s) has a thumbnail %q", h.Name, h.Kind, h.ThumbSrc)
+		}
 	}
 
 	// Narrow by a facet: .txt files only.
@@ -352,9 +386,119 @@ func TestPageSearch(t *testing.T) {
 			t.Errorf("picture card %s: offline badge %v, drive %q; want offline on usb1", h.Name, h.Offline, h.Drive)
 		}
 	}
+	// The thumbnails live in the metadata directory: they still show with the drive away.
+	p.waitSearch(30*time.Second, "the offline pictures' thumbnails", func(st searchPageState) error {
+		for _, h := range st.Hits {
+			if h.ThumbWidth <= 0 {
+				return fmt.Errorf("picture card %s: thumbnail %q not loaded", h.Name, h.ThumbSrc)
+			}
+		}
+		if d := st.Facets["drive"]; len(d) != 1 || d[0].Value != "usb1" || !d[0].Offline {
+			return fmt.Errorf("drive facet %+v, want usb1 with its offline badge", d)
+		}
+		return nil
+	})
 	p.Screenshot(filepath.Join(dir, "search-photos.png"))
 	t.Logf("screenshots in %s", dir)
 
+	if probs := br.Problems(); len(probs) > 0 {
+		t.Errorf("the page reported problems (console errors, exceptions, CSP violations):\n%s", strings.Join(probs, "\n"))
+	}
+}
+
+// The search page and the text module: a word that only the PDF's text holds (on its second
+// page) finds the PDF, whose card shows the word highlighted in a snippet that says which
+// page; the kind facet narrows the results and the module's filterable attribute text.format
+// is a facet too; the card opens the PDF (served inline as application/pdf); back restores the
+// query and the filter.
+func TestPageSearchFindsAWordInsideAPDF(t *testing.T) {
+	t.Parallel()
+	pdf, _ := textModuleFixtures(t)
+	s := newStack(t, []module{{Name: "text", UID: "text-page", Filterable: []string{"text.format"}}})
+	copyFile(t, pdf, filepath.Join(s.Files, "docs", "report.pdf"))
+	s.write("docs/notes.txt", "plain notes without the special words")
+	s.Daemon.Start()
+	s.startModule("text", bin.text, "text")
+	base := "http://" + s.HTTPAddr
+	waitUntil(t, 120*time.Second, "the PDF's words in the search index", func() error {
+		var r struct {
+			Total int `json:"total"`
+		}
+		resp, err := http.Get(base + "/api/search?q=wombatpdfword")
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+			return err
+		}
+		if r.Total != 1 {
+			return fmt.Errorf("%d hits, want 1", r.Total)
+		}
+		return nil
+	})
+
+	br := startBrowser(t)
+	p := br.NewPage(1100, 700)
+	p.Navigate(base + "/")
+	p.waitSearch(30*time.Second, "the empty search page", func(st searchPageState) error { return nil })
+	p.Type("#q", "wombatpdfword")
+	p.Press("Enter", "Enter", 13, "\r")
+	st := p.waitSearch(30*time.Second, "the PDF found by a word inside it", func(st searchPageState) error {
+		if st.URL != "/?q=wombatpdfword" || len(st.Hits) != 1 {
+			return fmt.Errorf("url %q, %d hits (%s)", st.URL, len(st.Hits), st.Summary)
+		}
+		return nil
+	})
+	h := st.Hits[0]
+	if h.Path != "docs/report.pdf" || h.Kind != "document" || len(h.Snippets) != 1 || h.Snippets[0].Marks != "wombatpdfword" ||
+		h.Snippets[0].Module != "text" || !strings.HasSuffix(h.Snippets[0].Where, "page 2") {
+		t.Fatalf("card %+v: want docs/report.pdf with wombatpdfword highlighted in a snippet from page 2", h)
+	}
+	if f := st.Facets["text.format"]; len(f) != 1 || f[0].Value != "pdf" || f[0].Count != "1" {
+		t.Errorf("text.format facet %+v, want pdf (1)", f)
+	}
+
+	p.Click(`[data-testid="facet-value"][data-facet="kind"][data-value="document"]`)
+	p.waitSearch(30*time.Second, "documents only", func(st searchPageState) error {
+		if st.URL != "/?q=wombatpdfword&kind=document" || len(st.Hits) != 1 || st.Facets["kind"][0].Pressed != "true" {
+			return fmt.Errorf("url %q, %d hits, kind facet %+v", st.URL, len(st.Hits), st.Facets["kind"])
+		}
+		return nil
+	})
+	resp, err := http.Get(base + h.Href)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	want, err := os.ReadFile(pdf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/pdf" || !bytes.Equal(got, want) ||
+		!strings.HasPrefix(resp.Header.Get("Content-Disposition"), "inline") {
+		t.Fatalf("GET %s: %d %q %q, %d bytes; want the PDF inline", h.Href, resp.StatusCode, resp.Header.Get("Content-Type"),
+			resp.Header.Get("Content-Disposition"), len(got))
+	}
+	p.Click(`[data-testid="hit-link"]`)
+	waitUntil(t, 30*time.Second, "the PDF open in the browser", func() error {
+		var path string
+		if err := p.Eval(`location.pathname`, &path); err != nil {
+			return err
+		}
+		if path != h.Href {
+			return fmt.Errorf("at %q", path)
+		}
+		return nil
+	})
+	p.MustEval(`history.back()`, nil)
+	p.waitSearch(30*time.Second, "the filtered results again", func(st searchPageState) error {
+		if st.URL != "/?q=wombatpdfword&kind=document" || st.Query != "wombatpdfword" || len(st.Hits) != 1 {
+			return fmt.Errorf("url %q, box %q, %d hits", st.URL, st.Query, len(st.Hits))
+		}
+		return nil
+	})
 	if probs := br.Problems(); len(probs) > 0 {
 		t.Errorf("the page reported problems (console errors, exceptions, CSP violations):\n%s", strings.Join(probs, "\n"))
 	}

@@ -176,7 +176,10 @@
           const b = el("button", {
             type: "button", class: "facet-value", "aria-pressed": on ? "true" : "false",
             "data-testid": "facet-value", "data-facet": name, "data-value": String(f.value),
-          }, el("span", { class: "facet-name" }, facetLabel(name, String(f.value))), el("span", { class: "count" }, num(f.count)));
+          }, el("span", { class: "facet-name" }, facetLabel(name, String(f.value))),
+          // A drive value says whether the drive is plugged in now.
+          f.online === false ? el("span", { class: "badge small warn", "data-testid": "drive-offline", title: "this drive is not plugged in" }, "offline") : null,
+          el("span", { class: "count" }, num(f.count)));
           b.addEventListener("click", () => toggle(param, String(f.value)));
           return el("li", {}, b);
         }))));
