@@ -14,7 +14,7 @@ import (
 func (a *Applier) applyDocMeta(id string, doc protocol.Document, state catalog.DocState) bool {
 	switch state {
 	case catalog.DocLive:
-		b, err := RenderDocument(doc)
+		b, err := json.Marshal(doc) // WriteDocument indents it as RenderDocument does
 		if err == nil {
 			_, err = a.store.WriteDocument(id, b)
 		}
