@@ -67,20 +67,22 @@ func (c *Catalog) MergeBatch(ctx context.Context, ins []MergeInput) ([]MergeOutc
 }
 
 // mergeLookup reads, in one statement, what merge decides on: whether this job's result was
-// merged before, the token of the job in flight, and the document (NULLs when there is none).
+// merged before, the token of the job in flight, the document (NULLs when there is none), and
+// whether any of its paths is on an archive drive (whose marker the merge then dirties).
 const mergeLookup = `SELECT
 	EXISTS(SELECT 1 FROM merges WHERE doc_id = ?1 AND module = ?2 AND token = ?3),
 	(SELECT token FROM jobs WHERE doc_id = ?1 AND module = ?2),
-	d.retired, d.fields, d.failures
+	d.retired, d.fields, d.failures,
+	EXISTS(SELECT 1 FROM files WHERE doc_id = ?1 AND drive IS NOT NULL)
 FROM (SELECT 1) LEFT JOIN documents d ON d.id = ?1`
 
 // merge applies one result; every statement here runs once per merged file, so there are few.
 func (t *Tx) merge(ctx context.Context, in MergeInput) (MergeOutcome, error) {
-	var seen bool
+	var seen, onDrive bool
 	var token, docFields, docFailures sql.NullString
 	var retired sql.NullBool
 	if err := t.tx.QueryRowContext(ctx, mergeLookup, in.DocID, in.Module, in.Token).
-		Scan(&seen, &token, &retired, &docFields, &docFailures); err != nil {
+		Scan(&seen, &token, &retired, &docFields, &docFailures, &onDrive); err != nil {
 		return MergeStale, err
 	}
 	switch {
@@ -115,6 +117,9 @@ func (t *Tx) merge(ctx context.Context, in MergeInput) (MergeOutcome, error) {
 		}
 	}
 	// A merge changes no path, so the dispatch order stays: no refresh.
+	if !onDrive {
+		return MergeApplied, t.dirty(ctx, false, DocKey(in.DocID))
+	}
 	return MergeApplied, t.dirtyDocDrives(ctx, in.DocID, false)
 }
 
