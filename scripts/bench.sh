@@ -22,7 +22,13 @@ run ./internal/app 'DispatcherRefill200k' 200x
 # Issue 4's ratio: the end-to-end run and its bare limit (the same worker process, no daemon),
 # three pairs back to back: the VM's noise is large, compare within a pair.
 for i in 1 2 3; do run ./internal/app 'PipelineEndToEnd10k$|PipelineBare10k' 1x; done
-run ./internal/app 'PipelineEndToEndSDK10k' 1x
+# Module pipeline: 10k files through Go SDK no-op workers (1 and 4), then asynq's no-op drain of
+# 10k tasks (concurrency 10) as the reference, twice, back to back. asynq lives in bench/, a Go
+# module of its own, so it never becomes a dependency of the daemon.
+for i in 1 2; do
+  run ./internal/app 'PipelineEndToEndSDK10k' 1x
+  (cd bench && run . 'AsynqNoop10k' 1x)
+done
 run ./sdk 'SDKNoop' 5000x
 # Missing documents: a purge's cost follows the documents purged, not the collection.
 run ./internal/catalog 'PurgeMissing' 50x

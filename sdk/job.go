@@ -169,7 +169,7 @@ func (w *Worker) doRun(l lease) error {
 	if err != nil {
 		return w.reject(l, job, err)
 	}
-	if err := os.MkdirAll(job.MetadataDir, 0o755); err != nil {
+	if err := makeDir(job.MetadataDir); err != nil {
 		job.Log.Error().Err(err).Msg("cannot create the metadata directory")
 		return w.fail(l, job, fmt.Errorf("create metadata directory: %w", err))
 	}
@@ -271,4 +271,14 @@ func truncated(err error) error {
 		return Permanent(short)
 	}
 	return short
+}
+
+// makeDir is os.MkdirAll in one system call for the usual case, a first run whose parent
+// (by-id/<id>, written by the daemon) exists.
+func makeDir(dir string) error {
+	err := os.Mkdir(dir, 0o755)
+	if err == nil {
+		return nil
+	}
+	return os.MkdirAll(dir, 0o755)
 }

@@ -148,7 +148,8 @@ func benchTestEnv(b *testing.B, n int) *testEnv {
 	}
 	return &testEnv{t: b, ctx: context.Background(), root: root, meta: filepath.Join(base, "metadata"), state: filepath.Join(base, "state"),
 		vars: map[string]string{"INDEX_DIRECTORY": root, "METADATA_DIRECTORY": filepath.Join(base, "metadata"),
-			"STATE_DIRECTORY": filepath.Join(base, "state"), "LOG_FORMAT": "json", "LOGGING_LEVEL": "warn"}}
+			"STATE_DIRECTORY": filepath.Join(base, "state"), "LOG_FORMAT": "json", "LOGGING_LEVEL": "warn",
+			"SETTLE_TIME": "0"}} // files are written just before the sync
 }
 
 // startB is start for benchmarks (no Cleanup registration).

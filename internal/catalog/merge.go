@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 )
@@ -67,34 +66,35 @@ func (c *Catalog) MergeBatch(ctx context.Context, ins []MergeInput) ([]MergeOutc
 	return outs, nil
 }
 
+// mergeLookup reads, in one statement, what merge decides on: whether this job's result was
+// merged before, the token of the job in flight, the document (NULLs when there is none), and
+// whether any of its paths is on an archive drive (whose marker the merge then dirties).
+const mergeLookup = `SELECT
+	EXISTS(SELECT 1 FROM merges WHERE doc_id = ?1 AND module = ?2 AND token = ?3),
+	(SELECT token FROM jobs WHERE doc_id = ?1 AND module = ?2),
+	d.retired, d.fields, d.failures,
+	EXISTS(SELECT 1 FROM files WHERE doc_id = ?1 AND drive IS NOT NULL)
+FROM (SELECT 1) LEFT JOIN documents d ON d.id = ?1`
+
 // merge applies one result; every statement here runs once per merged file, so there are few.
 func (t *Tx) merge(ctx context.Context, in MergeInput) (MergeOutcome, error) {
-	var seen int
-	if err := t.tx.QueryRowContext(ctx, `SELECT count(*) FROM merges WHERE doc_id = ? AND module = ? AND token = ?`,
-		in.DocID, in.Module, in.Token).Scan(&seen); err != nil {
+	var seen, onDrive bool
+	var token, docFields, docFailures sql.NullString
+	var retired sql.NullBool
+	if err := t.tx.QueryRowContext(ctx, mergeLookup, in.DocID, in.Module, in.Token).
+		Scan(&seen, &token, &retired, &docFields, &docFailures, &onDrive); err != nil {
 		return MergeStale, err
 	}
-	if seen > 0 {
+	switch {
+	case seen:
 		return MergeReplayed, nil
-	}
-	var token string
-	err := t.tx.QueryRowContext(ctx, `SELECT token FROM jobs WHERE doc_id = ? AND module = ?`, in.DocID, in.Module).Scan(&token)
-	if errors.Is(err, sql.ErrNoRows) || err == nil && token != in.Token {
+	case !token.Valid || token.String != in.Token:
 		return MergeStale, nil
-	}
-	if err != nil {
-		return MergeStale, err
-	}
-	var retired bool
-	var fields, failures string
-	err = t.tx.QueryRowContext(ctx, `SELECT retired, fields, failures FROM documents WHERE id = ?`, in.DocID).
-		Scan(&retired, &fields, &failures)
-	if errors.Is(err, sql.ErrNoRows) || err == nil && retired {
+	case !retired.Valid || retired.Bool:
 		return MergeStale, t.DeleteJob(ctx, in.DocID, in.Module)
 	}
-	if err != nil {
-		return MergeStale, err
-	}
+	fields, failures := docFields.String, docFailures.String
+	var err error
 	if fields, err = mergedFields(fields, in.Fields); err != nil {
 		return MergeStale, err
 	}
@@ -117,6 +117,9 @@ func (t *Tx) merge(ctx context.Context, in MergeInput) (MergeOutcome, error) {
 		}
 	}
 	// A merge changes no path, so the dispatch order stays: no refresh.
+	if !onDrive {
+		return MergeApplied, t.dirty(ctx, false, DocKey(in.DocID))
+	}
 	return MergeApplied, t.dirtyDocDrives(ctx, in.DocID, false)
 }
 

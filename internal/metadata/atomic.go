@@ -20,13 +20,17 @@ const (
 )
 
 // writeAtomic writes data to dir/name through a temp file in the store's .tmp directory: write,
-// fsync, rename, fsync dir. It returns false without writing when dir/name already holds data.
+// fsync, rename, fsync dir. It returns false without writing when dir/name already holds data
+// (a regular file, not a link to one).
 // Temp files live in one directory (not beside the target) so CleanTemp costs O(leftovers),
 // not a walk of by-id, and modules listing their own directories never see them.
 func (s *Store) writeAtomic(dir, name string, data []byte) (bool, error) {
 	dst := filepath.Join(dir, name)
-	if old, err := os.ReadFile(dst); err == nil && bytes.Equal(old, data) {
-		return false, nil
+	// One lstat tells most changes apart (the size differs) without opening the file.
+	if fi, err := os.Lstat(dst); err == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(data)) {
+		if old, err := os.ReadFile(dst); err == nil && bytes.Equal(old, data) {
+			return false, nil
+		}
 	}
 	if err := durable.ReplaceFile(s.tmpDir(), name+".*", dst, data, filePerm, !s.deferSync); err != nil {
 		return false, err

@@ -8,6 +8,8 @@ package outbox
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -186,13 +188,17 @@ func (a *Applier) round(ctx context.Context, entries []catalog.OutboxEntry, inde
 			if !ok {
 				r.State = catalog.DocMissing
 			}
+			var raw []byte // the document's JSON, made once for both stores
+			if r.State == catalog.DocLive && (!e.MetaDone || !e.IndexDone) {
+				if raw, err = json.Marshal(r.Doc); err != nil {
+					return fmt.Errorf("outbox: render %s: %w", id, err)
+				}
+			}
 			if !e.MetaDone {
-				metas = append(metas, docMeta{i: i, id: id, r: r})
+				metas = append(metas, docMeta{i: i, id: id, raw: raw, state: r.State})
 			}
 			if !e.IndexDone {
-				if err := w.document(i, id, r); err != nil {
-					return err
-				}
+				w.document(i, id, r.State, raw)
 			}
 		case strings.HasPrefix(e.Key, catalog.KeyPath), strings.HasPrefix(e.Key, catalog.KeyDrive):
 			later = append(later, i)
@@ -238,9 +244,10 @@ const metaWorkers = 4
 
 // docMeta is one document file a round writes or removes: entries[i] is its key.
 type docMeta struct {
-	i  int
-	id string
-	r  catalog.Rendered
+	i     int
+	id    string
+	raw   []byte // the document's JSON (compact), when live
+	state catalog.DocState
 }
 
 // applyDocMetas writes the documents' files with metaWorkers goroutines, setting each entry's
@@ -253,7 +260,7 @@ func (a *Applier) applyDocMetas(entries []catalog.OutboxEntry, metas []docMeta) 
 		go func() {
 			defer wg.Done()
 			for m := range next {
-				entries[m.i].MetaDone = a.applyDocMeta(m.id, m.r.Doc, m.r.State)
+				entries[m.i].MetaDone = a.applyDocMeta(m.id, m.raw, m.state)
 			}
 		}()
 	}

@@ -22,19 +22,14 @@ type indexWrite struct {
 
 func (w *indexWrite) empty() bool { return len(w.at) == 0 }
 
-// document adds a doc: key's index part.
-func (w *indexWrite) document(i int, id string, r catalog.Rendered) error {
+// document adds a doc: key's index part; raw is the live document's JSON.
+func (w *indexWrite) document(i int, id string, state catalog.DocState, raw []byte) {
 	w.at = append(w.at, i)
-	if r.State != catalog.DocLive {
+	if state != catalog.DocLive {
 		w.deletes = append(w.deletes, id)
-		return nil
+		return
 	}
-	b, err := json.Marshal(r.Doc)
-	if err != nil {
-		return fmt.Errorf("outbox: render %s: %w", id, err)
-	}
-	w.upserts = append(w.upserts, b)
-	return nil
+	w.upserts = append(w.upserts, raw)
 }
 
 // replaceChunks adds a chunks: key's index part: id's chunks of module become docs.

@@ -11,14 +11,11 @@ import (
 )
 
 // applyDocMeta writes or removes by-id/<id>. A retired document's directory is left as it is.
-func (a *Applier) applyDocMeta(id string, doc protocol.Document, state catalog.DocState) bool {
+// raw is the live document's JSON; WriteDocument indents it as RenderDocument does.
+func (a *Applier) applyDocMeta(id string, raw []byte, state catalog.DocState) bool {
 	switch state {
 	case catalog.DocLive:
-		b, err := RenderDocument(doc)
-		if err == nil {
-			_, err = a.store.WriteDocument(id, b)
-		}
-		if err != nil {
+		if _, err := a.store.WriteDocument(id, raw); err != nil {
 			return a.metaFailed(err, "document.json not written", "id", id)
 		}
 	case catalog.DocMissing:

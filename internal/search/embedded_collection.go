@@ -49,45 +49,47 @@ func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage)
 	fs := newFacetSQL(c.name+"_docs", spec.declared())
 	ftsDel := `DELETE FROM ` + c.name + `_fts WHERE rowid = ?`
 	ftsIns := `INSERT INTO ` + c.name + `_fts(rowid, text) VALUES (?, ?)`
-	var seq int64
-	stored := make([]sql.NullString, len(fs.declared))
-	dest := []any{&seq}
-	for i := range stored {
-		dest = append(dest, &stored[i])
-	}
+	parsed = lastOfEach(parsed)
 	var changes []tableChange
 	err = c.inTx(ctx, func(tx *sql.Tx) error {
 		changes = changes[:0]
-		for _, d := range parsed {
-			facets, err := flatFacets(d.value, spec)
+		for rest := parsed; len(rest) > 0; {
+			page := rest[:min(len(rest), upsertPage)]
+			rest = rest[len(page):]
+			current, err := storedFacets(ctx, tx, fs, page)
 			if err != nil {
-				return fmt.Errorf("document %q: %w", d.id, err)
+				return err
 			}
-			vals := fs.values(facets)
-			switch err := tx.QueryRowContext(ctx, fs.sel, d.id).Scan(dest...); {
-			case errors.Is(err, sql.ErrNoRows):
-				res, err := tx.ExecContext(ctx, fs.ins, append([]any{d.id, d.raw}, vals...)...)
+			for _, d := range page {
+				facets, err := flatFacets(d.value, spec)
 				if err != nil {
+					return fmt.Errorf("document %q: %w", d.id, err)
+				}
+				vals := fs.values(facets)
+				old, ok := current[d.id]
+				seq := old.seq
+				if !ok {
+					res, err := tx.ExecContext(ctx, fs.ins, append([]any{d.id, d.raw}, vals...)...)
+					if err != nil {
+						return err
+					}
+					if seq, err = res.LastInsertId(); err != nil {
+						return err
+					}
+				} else {
+					ch := changed(old.cols, vals)
+					if _, err := tx.ExecContext(ctx, fs.update(ch), updateArgs(d.raw, vals, ch, seq)...); err != nil {
+						return err
+					}
+					if _, err := tx.ExecContext(ctx, ftsDel, seq); err != nil {
+						return err
+					}
+				}
+				if _, err := tx.ExecContext(ctx, ftsIns, seq, searchText(d.value)); err != nil {
 					return err
 				}
-				if seq, err = res.LastInsertId(); err != nil {
-					return err
-				}
-			case err != nil:
-				return err
-			default:
-				ch := changed(stored, vals)
-				if _, err := tx.ExecContext(ctx, fs.update(ch), updateArgs(d.raw, vals, ch, seq)...); err != nil {
-					return err
-				}
-				if _, err := tx.ExecContext(ctx, ftsDel, seq); err != nil {
-					return err
-				}
+				changes = append(changes, tableChange{seq: seq, id: d.id, facets: facets})
 			}
-			if _, err := tx.ExecContext(ctx, ftsIns, seq, searchText(d.value)); err != nil {
-				return err
-			}
-			changes = append(changes, tableChange{seq: seq, id: d.id, facets: facets})
 		}
 		return nil
 	}, func() []tableChange { return changes })
@@ -398,4 +400,64 @@ func (c *embeddedCollection) IDs(ctx context.Context, fn func(id string) error) 
 			return nil
 		}
 	}
+}
+
+// upsertPage is how many documents Upsert looks up with one query.
+const upsertPage = 500
+
+// storedRow is a stored document's rowid and facet columns (json text, column order).
+type storedRow struct {
+	seq  int64
+	cols []sql.NullString
+}
+
+// storedFacets reads the stored rows of docs that exist, by id, in one query.
+func storedFacets(ctx context.Context, tx *sql.Tx, fs *facetSQL, docs []parsedDoc) (map[string]storedRow, error) {
+	ids := make([]string, len(docs))
+	for i, d := range docs {
+		ids[i] = d.id
+	}
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := tx.QueryContext(ctx, fs.selMany, string(list))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make(map[string]storedRow, len(docs))
+	for rows.Next() {
+		r := storedRow{cols: make([]sql.NullString, len(fs.declared))}
+		var id string
+		dest := make([]any, 0, len(r.cols)+2)
+		dest = append(dest, &r.seq)
+		for i := range r.cols {
+			dest = append(dest, &r.cols[i])
+		}
+		if err := rows.Scan(append(dest, &id)...); err != nil {
+			return nil, err
+		}
+		out[id] = r
+	}
+	return out, rows.Err()
+}
+
+// lastOfEach keeps the last document of each id, in order: a document upserted twice in one
+// call ends as its last version, as it would one upsert after the other.
+func lastOfEach(docs []parsedDoc) []parsedDoc {
+	last := make(map[string]int, len(docs))
+	for i, d := range docs {
+		last[d.id] = i
+	}
+	if len(last) == len(docs) {
+		return docs
+	}
+	out := make([]parsedDoc, 0, len(last))
+	for i, d := range docs {
+		if last[d.id] == i {
+			out = append(out, d)
+		}
+	}
+	return out
 }

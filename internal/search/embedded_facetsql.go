@@ -11,7 +11,9 @@ type facetSQL struct {
 	table    string // <collection>_docs
 	declared []string
 	sel, ins string
-	upd      map[string]string // UPDATE statements by changed-column mask
+	// selMany is sel for the ids of a JSON array, with the id last.
+	selMany string
+	upd     map[string]string // UPDATE statements by changed-column mask
 }
 
 func newFacetSQL(table string, declared []string) *facetSQL {
@@ -26,6 +28,7 @@ func newFacetSQL(table string, declared []string) *facetSQL {
 		ph.WriteString(", jsonb(?)")
 	}
 	f.sel = sel.String() + " FROM " + table + " WHERE id = ?"
+	f.selMany = sel.String() + ", id FROM " + table + " WHERE id IN (SELECT value FROM json_each(?))"
 	f.ins = "INSERT INTO " + table + "(id, doc" + cols.String() + ") VALUES (?, ?" + ph.String() + ")"
 	return f
 }

@@ -95,3 +95,48 @@ func TestEmbeddedConcurrentUse(t *testing.T) {
 		t.Errorf("got %d concurrent documents, want 80", len(got.Hits))
 	}
 }
+
+// TestEmbeddedUpsertPages: one Upsert of more documents than one lookup page holds, some new
+// and some replacing stored ones, one id twice, leaves each document as its last version, its
+// old words gone from the text and its facets current.
+func TestEmbeddedUpsertPages(t *testing.T) {
+	t.Parallel()
+	ix := openEmbedded(t)
+	c := ix.Files()
+	if err := c.Configure(ctxT(t), Settings{Filterable: []string{"size"}}); err != nil {
+		t.Fatal(err)
+	}
+	doc := func(i int, word string, size int) json.RawMessage {
+		return json.RawMessage(fmt.Sprintf(`{"id":"p%04d","type":"text/plain","size":%d,"read":{"text":%q}}`, i, size, word))
+	}
+	n := upsertPage + upsertPage/2
+	var first []json.RawMessage
+	for i := range n / 2 {
+		first = append(first, doc(i, "oldword", 1))
+	}
+	if err := c.Upsert(ctxT(t), first); err != nil {
+		t.Fatal(err)
+	}
+	var second []json.RawMessage
+	for i := range n {
+		second = append(second, doc(i, "newword", 2))
+	}
+	second = append(second, doc(n-1, "lastword", 3)) // new in this call, twice
+	if err := c.Upsert(ctxT(t), second); err != nil {
+		t.Fatal(err)
+	}
+	if got := count(t, c); got != int64(n) {
+		t.Errorf("count = %d, want %d", got, n)
+	}
+	for q, want := range map[string]int64{"oldword": 0, "newword": int64(n - 1), "lastword": 1} {
+		if res := search(t, c, Query{Q: q, Limit: 1}); res.Total != want {
+			t.Errorf("%s: %d hits, want %d", q, res.Total, want)
+		}
+	}
+	if res := search(t, c, Query{Filter: "size = 2", Limit: 1}); res.Total != int64(n-1) {
+		t.Errorf("size = 2: %d hits, want %d", res.Total, n-1)
+	}
+	if got, want := idSet(search(t, c, Query{Filter: "size = 3"})), fmt.Sprintf("p%04d", n-1); got != want {
+		t.Errorf("size = 3: [%s], want [%s]", got, want)
+	}
+}
