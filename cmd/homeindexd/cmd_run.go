@@ -56,7 +56,7 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 		}
 	}
 	var sched *scheduler.Scheduler
-	requestSync, triggerSync := syncHooks(&sched)
+	requestSync, triggerSync := syncHooks(&sched, a)
 	opsSvc := ops.New(ops.Config{Version: version, RequestSync: requestSync, TriggerSync: triggerSync},
 		a, pipe, logging.Component(log, "ops"))
 	var srv *httpapi.Server

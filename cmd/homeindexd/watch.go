@@ -34,9 +34,18 @@ func (f *followUps) after(sched *scheduler.Scheduler, unsettled int) {
 	sched.TriggerAfter(min(d, maxFollowUp), "files settled")
 }
 
-// syncHooks wires the scheduler into POST /api/sync.
-func syncHooks(sched **scheduler.Scheduler) (request func(ctx context.Context) error, trigger func()) {
-	return func(ctx context.Context) error { return (*sched).Request(ctx, "requested") },
+// syncHooks wires the scheduler into POST /api/sync. A waiting request also drains the
+// outbox before it answers, so what the sync found is searchable when `homeindexd sync`
+// returns beside a daemon, as it is when the command runs alone (the outbox's own loop
+// would apply it a gather interval later).
+func syncHooks(sched **scheduler.Scheduler, a *app.App) (request func(ctx context.Context) error, trigger func()) {
+	return func(ctx context.Context) error {
+			if err := (*sched).Request(ctx, "requested"); err != nil {
+				return err
+			}
+			_, err := a.Outbox.Drain(ctx)
+			return err
+		},
 		func() { (*sched).Trigger("requested") }
 }
 
