@@ -179,26 +179,6 @@ end
 return 0
 `)
 
-// yieldShareScript ends a time slice: if another worker waits in any of the groups, this
-// worker leaves them all (it joins again at the tail when it still has work).
-//
-// KEYS[2i-1] -> <g>:share  LIST; KEYS[2i] -> <g>:share:ttl  ZSET  (every group)
-// ARGV[1] -> worker id
-//
-// Returns: 1 left every group; 0 nobody waits, nothing changed.
-var yieldShareScript = redis.NewScript(`
-local contested = false
-for i = 1, #KEYS, 2 do
-  if redis.call('LLEN', KEYS[i]) > 1 then contested = true end
-end
-if not contested then return 0 end
-for i = 1, #KEYS, 2 do
-  redis.call('LREM', KEYS[i], 0, ARGV[1])
-  redis.call('ZREM', KEYS[i + 1], ARGV[1])
-end
-return 1
-`)
-
 // releaseShareScript leaves every group (no run work, or shutdown).
 //
 // KEYS[2i-1] -> <g>:share  LIST; KEYS[2i] -> <g>:share:ttl  ZSET

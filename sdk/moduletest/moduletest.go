@@ -276,8 +276,8 @@ func expired(tb testing.TB, rdb *redis.Client, outs []Outcome, byID map[string]i
 	if err != nil {
 		tb.Fatalf("moduletest: redis TIME: %v", err)
 	}
-	members, err := rdb.ZRangeByScore(ctx, protocol.TimeoutsKey, &redis.ZRangeBy{
-		Min: "-inf", Max: strconv.FormatFloat(float64(now.UnixMicro())/1e6, 'f', 6, 64)}).Result()
+	members, err := rdb.ZRangeArgs(ctx, redis.ZRangeArgs{Key: protocol.TimeoutsKey, ByScore: true,
+		Start: "-inf", Stop: strconv.FormatFloat(float64(now.UnixMicro())/1e6, 'f', 6, 64)}).Result()
 	if err != nil {
 		tb.Fatalf("moduletest: read %s: %v", protocol.TimeoutsKey, err)
 	}
