@@ -53,7 +53,6 @@ var Layers = []Layer{
 	{20, "internal/drives", "drive discovery and markers"},
 	{20, "internal/scanner", "directory walking and file hashing"},
 	{20, "internal/watch", "filesystem change notification"},
-	{20, "internal/config", "environment configuration: parse, default, validate"},
 
 	// 30: components, each doing one step of the pipeline over the stores.
 	{30, "internal/filesync", "drive sync: catalog follows the files"},
@@ -62,6 +61,10 @@ var Layers = []Layer{
 	{30, "internal/reaper", "expired leases handed back"},
 	{30, "internal/scheduler", "when syncs happen"},
 	{30, "internal/dispatch", "pushing jobs to Redis, with pauses"},
+
+	// 35: configuration from the environment. Above the components so that it can name their
+	// defaults (reaper.DefaultInterval, queue.DefaultRetryBase) instead of repeating them.
+	{35, "internal/config", "environment configuration: parse, default, validate"},
 
 	// 40: the pipeline: leader lock, epoch, supervision of the components.
 	{40, "internal/pipeline", "leader lock, epoch check, MODULES changes, supervision"},

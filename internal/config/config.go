@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/homeindex/homeindex/internal/queue"
+	"github.com/homeindex/homeindex/internal/reaper"
 	"github.com/homeindex/homeindex/protocol"
 	"github.com/robfig/cron/v3"
 )
@@ -60,10 +62,10 @@ const (
 	DefaultHTTPAddr          = "127.0.0.1:8080"
 	DefaultRedisHost         = "redis"
 	DefaultDispatchWindow    = 64
-	DefaultReapInterval      = time.Second
-	DefaultRetryBase         = time.Second
-	DefaultRetryMax          = 5 * time.Minute
-	DefaultMaxAttempts       = 5
+	DefaultReapInterval      = reaper.DefaultInterval // the reaper owns its defaults
+	DefaultRetryBase         = queue.DefaultRetryBase // the retry policy lives in queue
+	DefaultRetryMax          = queue.DefaultRetryMax
+	DefaultMaxAttempts       = queue.DefaultMaxAttempts
 	DefaultChunkTokens       = 510
 	DefaultChunkOverlap      = 50
 	DefaultHashWorkers       = 0 // auto
