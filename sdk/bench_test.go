@@ -12,6 +12,7 @@ import (
 
 	"github.com/homeindex/homeindex/internal/testutil/redistest"
 	"github.com/homeindex/homeindex/protocol"
+	"github.com/homeindex/homeindex/redisconn"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 )
@@ -74,7 +75,7 @@ func sdkWorkers(b *testing.B, srv *redistest.Server, dir string, n int) func() {
 	noop := HandlerFuncs{RunFunc: func(context.Context, *Job) (Result, error) { return Result{}, nil }}
 	for i := range n {
 		w, err := NewWorker(Config{
-			Module: "m", UID: "u", Redis: protocol.RedisEndpoint{Addr: srv.Addr()}, Timeout: time.Minute,
+			Module: "m", UID: "u", Redis: redisconn.Endpoint{Addr: srv.Addr()}, Timeout: time.Minute,
 			MetadataDir: dir, FilesDir: dir, WorkerID: fmt.Sprint(i), Log: io.Discard, LogLevel: zerolog.InfoLevel,
 		}, noop)
 		if err != nil {

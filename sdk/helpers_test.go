@@ -17,6 +17,7 @@ import (
 
 	"github.com/homeindex/homeindex/internal/testutil/redistest"
 	"github.com/homeindex/homeindex/protocol"
+	"github.com/homeindex/homeindex/redisconn"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -47,7 +48,7 @@ func (e *testEnv) config(m string) Config {
 	return Config{
 		Module:      m,
 		UID:         "uid-" + m,
-		Redis:       protocol.RedisEndpoint{Addr: e.srv.Addr()},
+		Redis:       redisconn.Endpoint{Addr: e.srv.Addr()},
 		Timeout:     5 * time.Second,
 		UIDRetry:    time.Second,
 		MetadataDir: e.meta,

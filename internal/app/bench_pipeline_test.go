@@ -15,11 +15,12 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/homeindex/homeindex/internal/catalog"
-	"github.com/homeindex/homeindex/internal/config"
+
 	"github.com/homeindex/homeindex/internal/queue"
 	"github.com/homeindex/homeindex/internal/scheduler"
 	"github.com/homeindex/homeindex/internal/testutil/redistest"
 	"github.com/homeindex/homeindex/protocol"
+	"github.com/homeindex/homeindex/redisconn"
 	"github.com/homeindex/homeindex/sdk"
 )
 
@@ -197,8 +198,7 @@ func BenchmarkDispatcherRefill200k(b *testing.B) {
 		}
 	}
 	srv := redistest.Start(b)
-	r, _ := config.ParseRedisHost(srv.Addr())
-	q, err := queue.Connect(ctx, queue.Options{Addr: r.Addr}, zerolog.Nop())
+	q, err := queue.Connect(ctx, queue.Options{Endpoint: redisconn.Endpoint{Addr: srv.Addr()}}, zerolog.Nop())
 	if err != nil {
 		b.Fatal(err)
 	}

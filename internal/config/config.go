@@ -9,6 +9,7 @@ import (
 	"github.com/homeindex/homeindex/internal/queue"
 	"github.com/homeindex/homeindex/internal/reaper"
 	"github.com/homeindex/homeindex/protocol"
+	"github.com/homeindex/homeindex/redisconn"
 	"github.com/robfig/cron/v3"
 )
 
@@ -111,8 +112,8 @@ type Config struct {
 	LogLevel  string // LOGGING_LEVEL: debug, info, warn or error; default info
 	LogFormat string // LOG_FORMAT: json or console; default console on a terminal, else json
 
-	Modules []Module    // MODULES in pipeline order; empty = no modules
-	Redis   RedisConfig // REDIS_HOST and REDIS_TLS_CA_FILE; default redis:6379
+	Modules []Module           // MODULES in pipeline order; empty = no modules
+	Redis   redisconn.Endpoint // REDIS_HOST and REDIS_TLS_CA_FILE; default redis:6379
 
 	Pipeline Pipeline // dispatch, retry and chunking tuning
 

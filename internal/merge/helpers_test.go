@@ -25,6 +25,7 @@ import (
 	"github.com/homeindex/homeindex/internal/search"
 	"github.com/homeindex/homeindex/internal/testutil/redistest"
 	"github.com/homeindex/homeindex/protocol"
+	"github.com/homeindex/homeindex/redisconn"
 )
 
 // waitTimeout bounds every condition wait in these tests.
@@ -62,7 +63,7 @@ func newFixture(t testing.TB, cfg Config) *fixture {
 	})
 	log := zerolog.New(f.logs)
 	var err error
-	if f.q, err = queue.Connect(ctx, queue.Options{Addr: f.srv.Addr(), DialTimeout: time.Second}, log); err != nil {
+	if f.q, err = queue.Connect(ctx, queue.Options{Endpoint: redisconn.Endpoint{Addr: f.srv.Addr()}, DialTimeout: time.Second}, log); err != nil {
 		t.Fatalf("connect: %v", err)
 	}
 	t.Cleanup(func() { _ = f.q.Close() })

@@ -222,11 +222,11 @@ func (c *Client) reapMembers(ctx context.Context, members []string, uids map[str
 		}
 		m := meta[i]
 		switch {
-		case n == 0 || n == -1 || n == -2:
+		case n == expiredGone || n == expiredRenewed || n == expiredNotInList:
 			res.Gone++
-		case m.drop && n == 1, n == -3:
+		case m.drop && n == expiredDropped, n == expiredNotCurrent:
 			reason := m.reason
-			if n == -3 {
+			if n == expiredNotCurrent {
 				reason = "not the job's current attempt"
 			}
 			res.Dropped = append(res.Dropped, Dropped{Module: m.module, ID: m.id, Reason: reason})

@@ -28,6 +28,7 @@ import (
 	"github.com/gabriel-vasile/mimetype"
 	"github.com/homeindex/homeindex/internal/testutil/redistest"
 	"github.com/homeindex/homeindex/protocol"
+	"github.com/homeindex/homeindex/redisconn"
 	"github.com/homeindex/homeindex/sdk"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
@@ -96,7 +97,7 @@ func Run(tb testing.TB, h sdk.Handler, opts ...Option) []Outcome {
 	s := &setup{cfg: sdk.Config{
 		Module:      Module,
 		UID:         UID,
-		Redis:       protocol.RedisEndpoint{Addr: srv.Addr()},
+		Redis:       redisconn.Endpoint{Addr: srv.Addr()},
 		Timeout:     Timeout,
 		MetadataDir: filepath.Join(base, "metadata"),
 		FilesDir:    filepath.Join(base, "files"),
