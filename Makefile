@@ -34,7 +34,7 @@ lint:
 test: deps vet lint
 	$(GO) test $(TEST_FLAGS) ./...
 
-# The fault suite (test/e2e/fault_*_test.go) at the issue's full sizes; make test runs it at
+# The fault suite (test/e2e/fault_*_test.go, docs/invariants.md) at full size; make test runs it at
 # reduced sizes with -race. No -race here: race-built daemons and modules are 5-10x slower, and
 # 10,000 files × 2 modules per row would not fit the hour.
 fault: deps

@@ -141,7 +141,7 @@ func rawLoop(ctx context.Context, rdb *redis.Client, m string) error {
 	}
 }
 
-// rawTake is upstream's add_timeout; rawRelease its remove_timeout (upstream §6.2).
+// rawTake is the Python runtime's add_timeout; rawRelease its remove_timeout (docs/protocol.md).
 func rawTake(ctx context.Context, rdb *redis.Client, q, item string) error {
 	_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.ZAdd(ctx, protocol.TimeoutsKey, redis.Z{Score: float64(time.Now().Unix() + 60), Member: protocol.TimeoutMember(q, item)})

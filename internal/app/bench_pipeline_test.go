@@ -26,7 +26,7 @@ import (
 
 // BenchmarkPipelineEndToEnd10k: 10k files through one no-op raw-protocol worker, from dispatch
 // to document.json written (check → run → done → merge → outbox). Compare with
-// BenchmarkPipelineBare10k, the same worker process with no daemon (the limit).
+// BenchmarkPipelineBare10k, the same worker process with no daemon (the limit the ratio is measured against).
 func BenchmarkPipelineEndToEnd10k(b *testing.B) {
 	var ws workerStats
 	benchPipeline(b, 10_000, func(p *pipelineEnv) func(context.Context) {

@@ -153,7 +153,7 @@ func (f *fixture) dispatch(id, module string) string {
 	return item
 }
 
-// take is an upstream worker's check phase start (reference/upstream.md §6.2): LPOP
+// take is an upstream worker's check phase start (docs/protocol.md): LPOP
 // <m>:check, then add_timeout (MULTI: ZADD timeouts, RPUSH <m>:check:processing).
 func (f *fixture) take(module string) string {
 	f.t.Helper()

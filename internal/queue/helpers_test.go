@@ -133,7 +133,7 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 	}
 }
 
-// pyWorker speaks the upstream Python runtime's protocol (reference/upstream.md §6.2–6.3)
+// pyWorker speaks the upstream Python runtime's protocol (docs/protocol.md)
 // with raw Redis commands: what run_server.py does, step by step.
 type pyWorker struct {
 	t       testing.TB

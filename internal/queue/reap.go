@@ -105,7 +105,7 @@ return 1
 
 // promoteRetriesScript moves retry-set items whose backoff ended to the head of their queue, and
 // reports the queue heads so the caller can drop items built for another uid (a worker with
-// the new uid pushes those back to the head and sleeps: upstream §11 B7).
+// the new uid pushes those back to the head and sleeps, so they would block the queue).
 //
 // KEYS[1] -> homeindex:<m>:retry  ZSET  "check|<item>" / "run|<item>" -> due (epoch ms)
 // KEYS[2] -> <m>:check            LIST
