@@ -5,7 +5,7 @@ MEILI_DIR := .cache/meilisearch
 export MEILISEARCH_BIN := $(CURDIR)/$(MEILI_DIR)/meilisearch
 TEST_FLAGS ?= -race -timeout 12m
 
-.PHONY: all build test fault deps vet bench demo clean
+.PHONY: all build test fault deps vet lint bench demo clean
 
 all: build
 
@@ -26,10 +26,16 @@ vet:
 	$(GO) vet ./...
 	cd bench && $(GO) vet ./...
 
-test: deps vet
+# staticcheck is pinned in go.mod (the `tool` directive): `go tool` builds that version, fetching
+# it through the module proxy on a fresh machine. Tool dependencies are not linked into bin/.
+# The import rules (layers, who may import go-redis) are a test: internal/archtest.
+lint:
+	$(GO) tool staticcheck ./...
+
+test: deps vet lint
 	$(GO) test $(TEST_FLAGS) ./...
 
-# The fault suite (test/e2e/fault_*_test.go) at the issue's full sizes; make test runs it at
+# The fault suite (test/e2e/fault_*_test.go, docs/invariants.md) at full size; make test runs it at
 # reduced sizes with -race. No -race here: race-built daemons and modules are 5-10x slower, and
 # 10,000 files × 2 modules per row would not fit the hour.
 fault: deps

@@ -1,7 +1,7 @@
 package protocol
 
 // Redis key names. Every key the daemon or a module touches is built here, and keys_test.go
-// pins each string: they are a contract between processes (upstream §6.1 for the wire keys).
+// pins each string: they are a contract between processes (docs/protocol.md lists them).
 //
 // Module names are validated by the daemon's configuration (ValidModuleName), so they never
 // contain ':' and two modules' keys never collide.

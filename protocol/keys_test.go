@@ -2,7 +2,7 @@ package protocol
 
 import "testing"
 
-// TestKeys pins every key name: they are shared with module processes (upstream §6.1) and must
+// TestKeys pins every key name: they are shared with module processes (docs/protocol.md) and must
 // never change by accident.
 func TestKeys(t *testing.T) {
 	t.Parallel()

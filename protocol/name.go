@@ -199,14 +199,14 @@ func UnquoteName(lit []byte) (string, error) {
 		case 'f':
 			out = append(out, '\f')
 		case 'u':
-			r, ok := hex4(body[i+2:])
+			r, ok := Hex4(body[i+2:])
 			if !ok {
 				return "", fmt.Errorf("%w: bad \\u escape", ErrBadName)
 			}
 			i += 6
 			switch {
 			case r >= 0xd800 && r < 0xdc00:
-				if r2, ok := hex4(body[min(i+2, len(body)):]); ok && i+1 < len(body) && body[i] == '\\' && body[i+1] == 'u' && r2 >= 0xdc00 && r2 < 0xe000 {
+				if r2, ok := Hex4(body[min(i+2, len(body)):]); ok && i+1 < len(body) && body[i] == '\\' && body[i+1] == 'u' && r2 >= 0xdc00 && r2 < 0xe000 {
 					out = utf8.AppendRune(out, utf16.DecodeRune(r, r2))
 					i += 6
 					continue
@@ -228,7 +228,9 @@ func UnquoteName(lit []byte) (string, error) {
 	return string(out), nil
 }
 
-func hex4(b []byte) (rune, bool) {
+// Hex4 reads the four hex digits that follow a JSON \u (either case); ok is false when b is
+// shorter or holds another byte.
+func Hex4(b []byte) (rune, bool) {
 	if len(b) < 4 {
 		return 0, false
 	}

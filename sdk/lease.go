@@ -58,7 +58,7 @@ func (w *Worker) claim(ctx context.Context, mayRun bool) (lease, claimStatus, er
 			}
 		}
 	case int64:
-		if v == 0 && w.shares != nil {
+		if v == claimShareWait && w.shares != nil {
 			return lease{}, claimNotHolder, nil
 		}
 	}
@@ -80,11 +80,11 @@ func (w *Worker) finish(l lease, log zerolog.Logger, dest, payload string) (bool
 		return false, fmt.Errorf("finish %s item: %w", l.phase(), err)
 	}
 	switch n {
-	case 1:
+	case heldDone:
 		return true, nil
-	case 0:
+	case heldGone:
 		log.Warn().Msg("the item is no longer held (reaped, or an identical item finished first): outcome dropped")
-	case -1:
+	case heldExpired:
 		log.Warn().Msg("the deadline passed before the outcome was sent: outcome dropped, the reaper retries the item")
 	default:
 		return false, fmt.Errorf("finish %s item: unexpected reply %d", l.phase(), n)
@@ -119,7 +119,7 @@ func (w *Worker) handBack(l lease, log zerolog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("hand item back: %w", err)
 	}
-	if n == 1 {
+	if n == heldDone {
 		log.Info().Msg("shutting down: item handed back to the head of its queue")
 	} else {
 		log.Warn().Int64("reply", n).Msg("shutting down: item no longer held or past its deadline: left for the reaper")

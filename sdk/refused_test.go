@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/homeindex/homeindex/internal/testutil/redistest"
-	"github.com/homeindex/homeindex/protocol"
+	"github.com/homeindex/homeindex/redisconn"
 )
 
 // A worker Redis refuses (wrong password, an ACL without what the SDK needs, a certificate
@@ -20,12 +20,12 @@ func TestServeStopsWhenRedisRefuses(t *testing.T) {
 	tlsSrv := redistest.Start(t, redistest.WithTLS())
 	cases := []struct {
 		name string
-		ep   protocol.RedisEndpoint
+		ep   redisconn.Endpoint
 		want string
 	}{
-		{"wrong password", protocol.RedisEndpoint{Addr: acl.Addr(), Username: "m", Password: "wrong-secret"}, "WRONGPASS"},
-		{"missing permissions", protocol.RedisEndpoint{Addr: acl.Addr(), Username: "weak", Password: "weak-secret"}, "NOPERM"},
-		{"unknown CA", protocol.RedisEndpoint{Addr: tlsSrv.Addr(), TLS: true}, "certificate"},
+		{"wrong password", redisconn.Endpoint{Addr: acl.Addr(), Username: "m", Password: "wrong-secret"}, "WRONGPASS"},
+		{"missing permissions", redisconn.Endpoint{Addr: acl.Addr(), Username: "weak", Password: "weak-secret"}, "NOPERM"},
+		{"unknown CA", redisconn.Endpoint{Addr: tlsSrv.Addr(), TLS: true}, "certificate"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,7 +1,5 @@
 package sdk
 
-import "github.com/redis/go-redis/v9"
-
 // The worker's Lua scripts. Each runs atomically and reads time from the Redis server (TIME),
 // never from the worker, so clock skew between hosts does not move deadlines. go-redis's
 // Script.Run sends EVALSHA and falls back to EVAL after NOSCRIPT (a restarted Redis).
@@ -72,7 +70,7 @@ end
 // Returns: {queue, item}; nil if there is nothing to take; 0 if a run waits but ARGV[3] does
 // not head every KEYS[6..] (nothing moved). The deadline is the Redis clock + ARGV[1], in
 // epoch seconds.
-var claimScript = redis.NewScript(luaNow + luaTimeoutMember + `
+var claimScript = newScript(luaNow + luaTimeoutMember + `
 local q = KEYS[1]
 local item = redis.call('LMOVE', KEYS[1], KEYS[2], 'LEFT', 'RIGHT')
 if not item then
@@ -97,7 +95,7 @@ return {q, item}
 //
 // Returns: 1 done; 0 the member is gone (reaped, or another worker's identical item finished
 // first): the outcome is dropped; -1 the deadline passed: nothing changed, the reaper retries.
-var finishScript = redis.NewScript(luaNow + `
+var finishScript = newScript(luaNow + `
 local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not score then return 0 end
 if tonumber(score) <= now_s then return -1 end
@@ -114,7 +112,7 @@ return 1
 // ARGV[1] -> the item's timeouts member; ARGV[2] -> seconds (decimal)
 //
 // Returns: 1 moved; 0 the member is gone.
-var setAsideScript = redis.NewScript(luaNow + `
+var setAsideScript = newScript(luaNow + `
 if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
 redis.call('ZADD', KEYS[1], now_s + tonumber(ARGV[2]), ARGV[1])
 return 1
@@ -129,7 +127,7 @@ return 1
 // ARGV[1] -> the item's timeouts member; ARGV[2] -> the item
 //
 // Returns: 1 handed back; 0 the member is gone; -1 the deadline passed (left for the reaper).
-var handBackScript = redis.NewScript(luaNow + `
+var handBackScript = newScript(luaNow + `
 local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not score then return 0 end
 if tonumber(score) <= now_s then return -1 end
@@ -155,7 +153,7 @@ return 1
 //
 // Returns: 1 this worker holds the token; 0 it waits; -1 no run work: it left the group. A
 // head without a score (an upstream worker just rotated there) gets one, so it expires if dead.
-var acquireShareScript = redis.NewScript(luaNow + `
+var acquireShareScript = newScript(luaNow + `
 local id, exp = ARGV[1], now_s + tonumber(ARGV[2])
 if redis.call('LLEN', KEYS[3]) == 0 then
   redis.call('LREM', KEYS[1], 0, id)
@@ -179,33 +177,13 @@ end
 return 0
 `)
 
-// yieldShareScript ends a time slice: if another worker waits in any of the groups, this
-// worker leaves them all (it joins again at the tail when it still has work).
-//
-// KEYS[2i-1] -> <g>:share  LIST; KEYS[2i] -> <g>:share:ttl  ZSET  (every group)
-// ARGV[1] -> worker id
-//
-// Returns: 1 left every group; 0 nobody waits, nothing changed.
-var yieldShareScript = redis.NewScript(`
-local contested = false
-for i = 1, #KEYS, 2 do
-  if redis.call('LLEN', KEYS[i]) > 1 then contested = true end
-end
-if not contested then return 0 end
-for i = 1, #KEYS, 2 do
-  redis.call('LREM', KEYS[i], 0, ARGV[1])
-  redis.call('ZREM', KEYS[i + 1], ARGV[1])
-end
-return 1
-`)
-
 // releaseShareScript leaves every group (no run work, or shutdown).
 //
 // KEYS[2i-1] -> <g>:share  LIST; KEYS[2i] -> <g>:share:ttl  ZSET
 // ARGV[1] -> worker id
 //
 // Returns: 1.
-var releaseShareScript = redis.NewScript(`
+var releaseShareScript = newScript(`
 for i = 1, #KEYS, 2 do
   redis.call('LREM', KEYS[i], 0, ARGV[1])
   redis.call('ZREM', KEYS[i + 1], ARGV[1])
@@ -220,7 +198,7 @@ return 1
 // ARGV[1] -> worker id; ARGV[2] -> entry TTL seconds (decimal)
 //
 // Returns: one integer per group: 1 refreshed (the worker is in the list), 0 not in it.
-var heartbeatShareScript = redis.NewScript(luaNow + `
+var heartbeatShareScript = newScript(luaNow + `
 local out = {}
 for i = 1, #KEYS, 2 do
   if redis.call('LPOS', KEYS[i], ARGV[1]) then

@@ -86,11 +86,11 @@ func (s *shares) turn(ctx context.Context) (turnState, error) {
 			return 0, fmt.Errorf("take turn in share %s: %w", g, err)
 		}
 		switch r {
-		case 1:
+		case shareHeld:
 			s.acquired++
-		case 0:
+		case shareWaiting:
 			return turnWaiting, nil
-		case -1:
+		case shareNoWork:
 			return turnIdle, s.release(ctx)
 		default:
 			return 0, fmt.Errorf("take turn in share %s: unexpected reply %d", g, r)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/homeindex/homeindex/internal/testutil/redistest"
 	"github.com/homeindex/homeindex/protocol"
+	"github.com/homeindex/homeindex/redisconn"
 	"github.com/homeindex/homeindex/sdk"
 	"github.com/homeindex/homeindex/sdk/moduletest"
 	"github.com/rs/zerolog"
@@ -76,7 +77,7 @@ func TestCrashFreesShareToken(t *testing.T) {
 	}
 
 	// Another module sharing gpu.
-	cfg := sdk.Config{Module: "example-module", UID: "u1", Redis: protocol.RedisEndpoint{Addr: srv.Addr()},
+	cfg := sdk.Config{Module: "example-module", UID: "u1", Redis: redisconn.Endpoint{Addr: srv.Addr()},
 		Timeout: time.Second, WorkerID: "worker1", Shares: []sdk.Share{{Name: "gpu", Slice: time.Second}},
 		FilesDir: dir, MetadataDir: dir + "/metadata", Log: zerolog.NewTestWriter(t)}
 	w, err := sdk.NewWorker(cfg, sdk.HandlerFuncs{RunFunc: func(context.Context, *sdk.Job) (sdk.Result, error) {

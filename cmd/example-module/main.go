@@ -1,4 +1,4 @@
-// Command example-module is the specification's example module, built on the SDK: it runs
+// Command example-module is the smallest useful module, built on the SDK: it runs
 // once per file (version.json remembers), adds note "hello" to the document and indexes
 // "hello world". Configuration comes from the environment (see package sdk); with RECORD_FILE
 // set, every check and run is also recorded there (package jobrecord, for the end-to-end suite).

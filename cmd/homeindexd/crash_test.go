@@ -16,7 +16,7 @@ import (
 	"github.com/homeindex/homeindex/internal/config"
 )
 
-// crashFiles is the size of the crash test's tree (the issue asks for 20k).
+// crashFiles is the size of the crash test's tree (20k files: large enough that a kill lands mid-batch).
 const crashFiles = 20000
 
 // TestKill9DuringSyncLosesNothing kills `homeindexd sync` with SIGKILL at several points of a

@@ -15,17 +15,18 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/homeindex/homeindex/internal/catalog"
-	"github.com/homeindex/homeindex/internal/config"
+
 	"github.com/homeindex/homeindex/internal/queue"
 	"github.com/homeindex/homeindex/internal/scheduler"
 	"github.com/homeindex/homeindex/internal/testutil/redistest"
 	"github.com/homeindex/homeindex/protocol"
+	"github.com/homeindex/homeindex/redisconn"
 	"github.com/homeindex/homeindex/sdk"
 )
 
 // BenchmarkPipelineEndToEnd10k: 10k files through one no-op raw-protocol worker, from dispatch
 // to document.json written (check → run → done → merge → outbox). Compare with
-// BenchmarkPipelineBare10k, the same worker process with no daemon (the limit).
+// BenchmarkPipelineBare10k, the same worker process with no daemon (the limit the ratio is measured against).
 func BenchmarkPipelineEndToEnd10k(b *testing.B) {
 	var ws workerStats
 	benchPipeline(b, 10_000, func(p *pipelineEnv) func(context.Context) {
@@ -198,8 +199,7 @@ func BenchmarkDispatcherRefill200k(b *testing.B) {
 		}
 	}
 	srv := redistest.Start(b)
-	r, _ := config.ParseRedisHost(srv.Addr())
-	q, err := queue.Connect(ctx, queue.Options{Addr: r.Addr}, zerolog.Nop())
+	q, err := queue.Connect(ctx, queue.Options{Endpoint: redisconn.Endpoint{Addr: srv.Addr()}}, zerolog.Nop())
 	if err != nil {
 		b.Fatal(err)
 	}

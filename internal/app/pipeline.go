@@ -178,8 +178,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 
 // connect dials Redis until it answers or ctx ends, logging once per outage.
 func (p *Pipeline) connect(ctx context.Context) (*queue.Client, error) {
-	r := p.app.Config.Redis
-	opts := queue.Options{Addr: r.Addr, Username: r.Username, Password: r.Password, DB: r.DB, TLS: r.TLS, CAFile: r.CAFile}
+	opts := queue.Options{Endpoint: p.app.Config.Redis}
 	logged := false
 	for {
 		q, err := queue.Connect(ctx, opts, p.app.Log)

@@ -17,7 +17,7 @@ import (
 )
 
 // rawWorker is a module worker written against the raw Redis protocol exactly as the upstream
-// Python runtime speaks it (reference/upstream.md §6.2–6.3): LPOP, then MULTI ZADD timeouts +
+// Python runtime speaks it (docs/protocol.md): LPOP, then MULTI ZADD timeouts +
 // RPUSH processing, the work, then ZREM + LREM and RPUSH to :run or modules:done.
 type rawWorker struct {
 	t       testing.TB

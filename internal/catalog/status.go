@@ -452,7 +452,7 @@ func CleanRelPath(root, p string) (string, error) {
 		case "", ".":
 			continue
 		case "..":
-			return "", fmt.Errorf("path %q must not contain ..", p)
+			return "", fmt.Errorf("path %q must not contain .. elements", p)
 		}
 		clean = append(clean, s)
 	}

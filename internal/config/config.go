@@ -6,7 +6,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/homeindex/homeindex/internal/queue"
+	"github.com/homeindex/homeindex/internal/reaper"
 	"github.com/homeindex/homeindex/protocol"
+	"github.com/homeindex/homeindex/redisconn"
 	"github.com/robfig/cron/v3"
 )
 
@@ -60,10 +63,10 @@ const (
 	DefaultHTTPAddr          = "127.0.0.1:8080"
 	DefaultRedisHost         = "redis"
 	DefaultDispatchWindow    = 64
-	DefaultReapInterval      = time.Second
-	DefaultRetryBase         = time.Second
-	DefaultRetryMax          = 5 * time.Minute
-	DefaultMaxAttempts       = 5
+	DefaultReapInterval      = reaper.DefaultInterval // the reaper owns its defaults
+	DefaultRetryBase         = queue.DefaultRetryBase // the retry policy lives in queue
+	DefaultRetryMax          = queue.DefaultRetryMax
+	DefaultMaxAttempts       = queue.DefaultMaxAttempts
 	DefaultChunkTokens       = 510
 	DefaultChunkOverlap      = 50
 	DefaultHashWorkers       = 0 // auto
@@ -109,8 +112,8 @@ type Config struct {
 	LogLevel  string // LOGGING_LEVEL: debug, info, warn or error; default info
 	LogFormat string // LOG_FORMAT: json or console; default console on a terminal, else json
 
-	Modules []Module    // MODULES in pipeline order; empty = no modules
-	Redis   RedisConfig // REDIS_HOST and REDIS_TLS_CA_FILE; default redis:6379
+	Modules []Module           // MODULES in pipeline order; empty = no modules
+	Redis   redisconn.Endpoint // REDIS_HOST and REDIS_TLS_CA_FILE; default redis:6379
 
 	Pipeline Pipeline // dispatch, retry and chunking tuning
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/homeindex/homeindex/internal/logging"
+	"github.com/homeindex/homeindex/redisconn"
 )
 
 // Option adjusts how Load reads the environment.
@@ -206,7 +207,7 @@ func (e *env) redis(c *Config) {
 	raw := e.str(envRedisHost, DefaultRedisHost)
 	r, err := parseRedisHost(raw)
 	if err != nil {
-		e.problemf(envRedisHost, redactRedisHost(raw), "%v", err)
+		e.problemf(envRedisHost, redisconn.Redact(raw), "%v", err)
 	}
 	if ca := e.value(envRedisTLSCAFile); ca != "" {
 		switch st, statErr := os.Stat(ca); {

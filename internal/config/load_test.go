@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/homeindex/homeindex/redisconn"
 )
 
 // envOf turns a map into a getenv function.
@@ -65,7 +67,7 @@ func TestLoadDefaults(t *testing.T) {
 		HTTPAddr:          "127.0.0.1:8080",
 		LogLevel:          "info",
 		LogFormat:         "json",
-		Redis:             RedisConfig{Addr: "redis:6379"},
+		Redis:             redisconn.Endpoint{Addr: "redis:6379"},
 		Pipeline: Pipeline{
 			DispatchWindow: 64,
 			ReapInterval:   time.Second,
@@ -163,7 +165,7 @@ func TestLoadGoodValues(t *testing.T) {
 			nil, func(c *Config) (any, any) { return c.ModuleNames(), []string{"ocr", "caption"} }},
 		{"redis url", map[string]string{"REDIS_HOST": "rediss://u:p@cache:6380/2", "REDIS_TLS_CA_FILE": caFile},
 			nil, func(c *Config) (any, any) {
-				return c.Redis, RedisConfig{Addr: "cache:6380", Username: "u", Password: "p", DB: 2, TLS: true, CAFile: caFile}
+				return c.Redis, redisconn.Endpoint{Addr: "cache:6380", Username: "u", Password: "p", DB: 2, TLS: true, CAFile: caFile}
 			}},
 		{"pipeline", map[string]string{"DISPATCH_WINDOW": "1", "REAP_INTERVAL": "250ms", "RETRY_BASE": "0.5",
 			"RETRY_MAX": "1.5", "MAX_ATTEMPTS": "1", "CHUNK_TOKENS": "100", "CHUNK_OVERLAP": "0",

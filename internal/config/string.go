@@ -42,7 +42,7 @@ func (c *Config) String() string {
 	add(envLoggingLevel, c.LogLevel)
 	add(envLogFormat, c.LogFormat)
 	add(envModules, strings.Join(c.ModuleNames(), ","))
-	add(envRedisHost, c.Redis.Redacted())
+	add(envRedisHost, c.Redis.String())
 	if c.Redis.CAFile != "" {
 		add(envRedisTLSCAFile, c.Redis.CAFile)
 	}

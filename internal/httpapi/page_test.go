@@ -82,6 +82,7 @@ func checkPage(t *testing.T, srv *httptest.Server, page, script, marker string) 
 	// Every /assets/ file the page references, with its type.
 	wantType := map[string]string{
 		"/assets/" + script: "text/javascript; charset=utf-8",
+		"/assets/dom.js":    "text/javascript; charset=utf-8",
 		"/assets/style.css": "text/css; charset=utf-8",
 		"/assets/icon.svg":  "image/svg+xml",
 	}
@@ -140,7 +141,7 @@ func TestPageSelfContained(t *testing.T) {
 	for _, name := range []string{"index.html", "status.html"} {
 		checkHTML(t, name)
 	}
-	for _, name := range []string{"app.js", "status.js"} {
+	for _, name := range []string{"dom.js", "app.js", "status.js"} {
 		js, _ := web.ReadFile("web/" + name)
 		for _, bad := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", ".style."} {
 			if strings.Contains(string(js), bad) {
@@ -166,6 +167,10 @@ func checkHTML(t *testing.T, name string) {
 		if bad.MatchString(string(html)) {
 			t.Errorf("%s matches %s: %q", name, bad, bad.FindString(string(html)))
 		}
+	}
+	// dom.js holds the helpers both page scripts use: it must come first.
+	if tags := regexp.MustCompile(`<script[^>]*>`).FindAllString(string(html), -1); len(tags) == 0 || !strings.Contains(tags[0], `src="/assets/dom.js"`) {
+		t.Errorf("%s: the first script is not /assets/dom.js: %q", name, tags)
 	}
 	for _, tag := range regexp.MustCompile(`<script[^>]*>`).FindAllString(string(html), -1) {
 		if !strings.Contains(tag, ` src="/assets/`) {

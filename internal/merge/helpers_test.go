@@ -25,6 +25,7 @@ import (
 	"github.com/homeindex/homeindex/internal/search"
 	"github.com/homeindex/homeindex/internal/testutil/redistest"
 	"github.com/homeindex/homeindex/protocol"
+	"github.com/homeindex/homeindex/redisconn"
 )
 
 // waitTimeout bounds every condition wait in these tests.
@@ -62,7 +63,7 @@ func newFixture(t testing.TB, cfg Config) *fixture {
 	})
 	log := zerolog.New(f.logs)
 	var err error
-	if f.q, err = queue.Connect(ctx, queue.Options{Addr: f.srv.Addr(), DialTimeout: time.Second}, log); err != nil {
+	if f.q, err = queue.Connect(ctx, queue.Options{Endpoint: redisconn.Endpoint{Addr: f.srv.Addr()}, DialTimeout: time.Second}, log); err != nil {
 		t.Fatalf("connect: %v", err)
 	}
 	t.Cleanup(func() { _ = f.q.Close() })
@@ -152,7 +153,7 @@ func (f *fixture) dispatch(id, module string) string {
 	return item
 }
 
-// take is an upstream worker's check phase start (reference/upstream.md §6.2): LPOP
+// take is an upstream worker's check phase start (docs/protocol.md): LPOP
 // <m>:check, then add_timeout (MULTI: ZADD timeouts, RPUSH <m>:check:processing).
 func (f *fixture) take(module string) string {
 	f.t.Helper()

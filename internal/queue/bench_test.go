@@ -155,7 +155,7 @@ func BenchmarkPipeline10k(b *testing.B) {
 	})
 }
 
-// rawTake is add_timeout; rawRelease is remove_timeout (upstream §6.2).
+// rawTake is add_timeout; rawRelease is remove_timeout (the Python runtime's, docs/protocol.md).
 func rawTake(ctx context.Context, rdb *redis.Client, q, item string) error {
 	_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.ZAdd(ctx, protocol.TimeoutsKey, redis.Z{Score: float64(time.Now().Unix() + 60), Member: protocol.TimeoutMember(q, item)})

@@ -1,22 +1,20 @@
 package queue
 
 import (
+	"cmp"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/homeindex/homeindex/redisconn"
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
 	"github.com/rs/zerolog"
 )
 
@@ -25,92 +23,26 @@ const MinRedisVersion = "6.2.0"
 
 // Defaults for Options fields left zero.
 const (
-	DefaultDialTimeout = 5 * time.Second
+	DefaultDialTimeout = redisconn.DefaultDialTimeout
 	DefaultPoolSize    = 16
 )
 
-// Options says how to reach Redis. It mirrors config.RedisConfig (REDIS_HOST parsed).
+// Options says how to reach Redis: the endpoint from the configuration and the pool's size.
 type Options struct {
-	Addr     string // host:port
-	Username string // ACL user; "" for the default user
-	Password string // never logged or put in errors
-	DB       int
-	TLS      bool   // rediss://
-	CAFile   string // PEM bundle to trust instead of the system roots; "" for the system roots
+	redisconn.Endpoint // where and how to log in; String masks the password
 	// DialTimeout bounds one connection attempt. Zero means DefaultDialTimeout.
 	DialTimeout time.Duration
 	// PoolSize is the maximum number of connections. Zero means DefaultPoolSize.
 	PoolSize int
 }
 
-// String describes the options for logs, without the password.
-func (o Options) String() string {
-	var b strings.Builder
-	b.WriteString("redis")
-	if o.TLS {
-		b.WriteString("s")
-	}
-	b.WriteString("://")
-	if o.Username != "" || o.Password != "" {
-		b.WriteString(o.Username)
-		if o.Password != "" {
-			b.WriteString(":xxxxx")
-		}
-		b.WriteByte('@')
-	}
-	b.WriteString(o.Addr)
-	b.WriteString("/" + strconv.Itoa(o.DB))
-	return b.String()
-}
-
 func (o Options) redisOptions() (*redis.Options, error) {
-	if o.Addr == "" {
-		return nil, errors.New("redis address is empty")
-	}
-	ro := &redis.Options{
-		Addr:                  o.Addr,
-		Username:              o.Username,
-		Password:              o.Password,
-		DB:                    o.DB,
-		Protocol:              2, // classic Lua reply conversion (false → nil)
-		DialTimeout:           o.DialTimeout,
-		PoolSize:              o.PoolSize,
-		MaxRetries:            2,
-		DialerRetries:         2, // the daemon's loops retry with their own backoff
-		MinRetryBackoff:       10 * time.Millisecond,
-		MaxRetryBackoff:       500 * time.Millisecond,
-		ContextTimeoutEnabled: true,
-		DisableIdentity:       true, // CLIENT SETINFO needs 7.2
-		MaintNotificationsConfig: &maintnotifications.Config{
-			Mode: maintnotifications.ModeDisabled,
-		},
-	}
-	if ro.DialTimeout == 0 {
-		ro.DialTimeout = DefaultDialTimeout
-	}
-	if ro.PoolSize == 0 {
-		ro.PoolSize = DefaultPoolSize
-	}
-	if o.TLS {
-		host, _, err := net.SplitHostPort(o.Addr)
-		if err != nil {
-			return nil, fmt.Errorf("redis address %q: %w", o.Addr, err)
-		}
-		tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: host}
-		if o.CAFile != "" {
-			pem, err := os.ReadFile(o.CAFile)
-			if err != nil {
-				return nil, fmt.Errorf("redis CA file: %w", err)
-			}
-			pool := x509.NewCertPool()
-			if !pool.AppendCertsFromPEM(pem) {
-				return nil, fmt.Errorf("redis CA file %s: no PEM certificate", o.CAFile)
-			}
-			tc.RootCAs = pool
-		}
-		ro.TLSConfig = tc
-	}
-	return ro, nil
+	return o.Endpoint.Options(redisconn.Pool{
+		Size:           cmp.Or(o.PoolSize, DefaultPoolSize),
+		DialTimeout:    o.DialTimeout,
+		DialerRetries:  2, // the daemon's loops retry with their own backoff
+		ContextTimeout: true,
+	})
 }
 
 // Client is the daemon's handle on Redis: every key and script of the module pipeline goes

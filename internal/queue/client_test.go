@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/homeindex/homeindex/internal/testutil/redistest"
 	"github.com/homeindex/homeindex/protocol"
+	"github.com/homeindex/homeindex/redisconn"
 	"github.com/rs/zerolog"
 )
 
@@ -51,7 +50,7 @@ func TestConnectWarnings(t *testing.T) {
 			t.Parallel()
 			srv := redistest.Start(t, tc.opts...)
 			var logs logBuffer
-			c, err := Connect(context.Background(), Options{Addr: srv.Addr()}, zerolog.New(&logs))
+			c, err := Connect(context.Background(), Options{Endpoint: redisconn.Endpoint{Addr: srv.Addr()}}, zerolog.New(&logs))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -82,7 +81,7 @@ func TestConnectKeepsPasswordSecret(t *testing.T) {
 	closed := l.Addr().String()
 	l.Close()
 	for _, addr := range []string{srv.Addr(), closed} {
-		_, err := Connect(ctx, Options{Addr: addr, Username: "bob", Password: secret, DialTimeout: time.Second}, log)
+		_, err := Connect(ctx, Options{Endpoint: redisconn.Endpoint{Addr: addr, Username: "bob", Password: secret}, DialTimeout: time.Second}, log)
 		if err == nil {
 			t.Fatalf("%s: connect with a wrong password: got no error", addr)
 		}
@@ -93,28 +92,18 @@ func TestConnectKeepsPasswordSecret(t *testing.T) {
 	if strings.Contains(logs.String(), secret) {
 		t.Errorf("logs show the password:\n%s", logs.String())
 	}
-	o := Options{Addr: "h:1", Username: "u", Password: secret, DB: 2, TLS: true}
-	if s := o.String(); strings.Contains(s, secret) || s != "rediss://u:xxxxx@h:1/2" {
+	o := Options{Endpoint: redisconn.Endpoint{Addr: "h:1", Username: "u", Password: secret, DB: 2, TLS: true}}
+	if s := o.String(); strings.Contains(s, secret) || s != "rediss://u:***@h:1/2" {
 		t.Errorf("Options.String() = %q", s)
 	}
 }
 
-func TestOptionsTLS(t *testing.T) {
+// The pool options queue hands to redisconn (login, TLS and shared settings are tested there).
+func TestRedisOptions(t *testing.T) {
 	t.Parallel()
-	ro, err := Options{Addr: "redis.example:6380", TLS: true}.redisOptions()
-	if err != nil || ro.TLSConfig == nil || ro.TLSConfig.ServerName != "redis.example" || ro.TLSConfig.RootCAs != nil {
-		t.Fatalf("system roots: %+v, %v", ro.TLSConfig, err)
-	}
-	dir := t.TempDir()
-	bad := filepath.Join(dir, "ca.pem")
-	os.WriteFile(bad, []byte("not a certificate"), 0o600)
-	for _, f := range []string{bad, filepath.Join(dir, "missing.pem")} {
-		if _, err := (Options{Addr: "h:1", TLS: true, CAFile: f}).redisOptions(); err == nil {
-			t.Errorf("CA file %s: got no error", f)
-		}
-	}
-	if _, err := (Options{}).redisOptions(); err == nil {
-		t.Error("empty address: got no error")
+	ro, err := Options{Endpoint: redisconn.Endpoint{Addr: "h:1"}}.redisOptions()
+	if err != nil || ro.PoolSize != DefaultPoolSize || ro.DialTimeout != DefaultDialTimeout || !ro.ContextTimeoutEnabled || ro.DialerRetries != 2 {
+		t.Fatalf("redisOptions: %+v, %v", ro, err)
 	}
 }
 
@@ -139,7 +128,7 @@ func TestConnectionLoss(t *testing.T) {
 	srv := redistest.Start(t, redistest.WithAppendOnly())
 	var logs logBuffer
 	ctx := context.Background()
-	c, err := Connect(ctx, Options{Addr: srv.Addr(), DialTimeout: 200 * time.Millisecond}, zerolog.New(&logs))
+	c, err := Connect(ctx, Options{Endpoint: redisconn.Endpoint{Addr: srv.Addr()}, DialTimeout: 200 * time.Millisecond}, zerolog.New(&logs))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@
 // the Redis server (TIME), never from the caller, so clock skew between hosts does not matter.
 //
 // Redis is a bus, not the system of record: everything here can be rebuilt from the catalog.
-// Keys marked "ours" are additive to the upstream protocol (reference/upstream.md §6).
+// Keys marked "ours" are additive to the Python runtime's protocol (docs/protocol.md).
 //
 // # Data model
 //

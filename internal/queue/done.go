@@ -176,9 +176,9 @@ func (c *Client) AckDone(ctx context.Context, raw string, ref *JobRef) error {
 		return fmt.Errorf("ack result: %w", err)
 	}
 	switch n {
-	case 0:
+	case ackNotPending:
 		return ErrNotPending
-	case 1, 2:
+	case ackRemoved, ackReleased:
 		return nil
 	}
 	return unexpected("ack", n)
@@ -211,9 +211,9 @@ func (c *Client) AckDones(ctx context.Context, acks []Ack) (errs []error, err er
 		switch {
 		case err != nil:
 			errs[i] = fmt.Errorf("ack result: %w", err)
-		case n == 0:
+		case n == ackNotPending:
 			errs[i] = ErrNotPending
-		case n != 1 && n != 2:
+		case n != ackRemoved && n != ackReleased:
 			errs[i] = unexpected("ack", n)
 		}
 	}
@@ -258,9 +258,9 @@ func (c *Client) Quarantine(ctx context.Context, raw, reason string) error {
 		return fmt.Errorf("quarantine: %w", err)
 	}
 	switch n {
-	case 0:
+	case quarantineNotPending:
 		return ErrNotPending
-	case 1:
+	case quarantineMoved:
 		return nil
 	}
 	return unexpected("quarantine", n)

@@ -232,7 +232,7 @@ func (c *Client) RetryFailed(ctx context.Context, module string, ids []string) (
 		if err != nil {
 			return out, fmt.Errorf("retry failed %s/%s: %w", module, id, err)
 		}
-		if n == 1 {
+		if n == retryFailedQueued {
 			out = append(out, Retried{ID: id, Token: job.Token})
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/homeindex/homeindex/internal/testutil/redistest"
 	"github.com/homeindex/homeindex/protocol"
+	"github.com/homeindex/homeindex/redisconn"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
 )
@@ -29,7 +30,7 @@ func setup(t testing.TB, opts ...redistest.Option) *bundle {
 	t.Helper()
 	srv := redistest.Start(t, opts...)
 	ctx := context.Background()
-	c, err := Connect(ctx, Options{Addr: srv.Addr(), DialTimeout: time.Second}, zerolog.New(zerolog.NewTestWriter(t)))
+	c, err := Connect(ctx, Options{Endpoint: redisconn.Endpoint{Addr: srv.Addr()}, DialTimeout: time.Second}, zerolog.New(zerolog.NewTestWriter(t)))
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
@@ -132,7 +133,7 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 	}
 }
 
-// pyWorker speaks the upstream Python runtime's protocol (reference/upstream.md §6.2–6.3)
+// pyWorker speaks the upstream Python runtime's protocol (docs/protocol.md)
 // with raw Redis commands: what run_server.py does, step by step.
 type pyWorker struct {
 	t       testing.TB

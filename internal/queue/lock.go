@@ -47,7 +47,7 @@ func (c *Client) TakeOverLock(ctx context.Context, prev, owner string, ttl time.
 	if err != nil {
 		return false, fmt.Errorf("take over daemon lock: %w", err)
 	}
-	return n == 1, nil
+	return n == lockDone, nil
 }
 
 // releaseLockScript releases the daemon lock if the caller holds it (compare-and-delete).
@@ -70,7 +70,7 @@ func (c *Client) AcquireLock(ctx context.Context, owner string, ttl time.Duratio
 	if err != nil {
 		return false, fmt.Errorf("acquire daemon lock: %w", err)
 	}
-	return n == 1, nil
+	return n == lockDone, nil
 }
 
 // RenewLock extends owner's lock to ttl; call it every ttl/3 or so. If the key vanished (Redis

@@ -105,7 +105,7 @@ return 1
 
 // promoteRetriesScript moves retry-set items whose backoff ended to the head of their queue, and
 // reports the queue heads so the caller can drop items built for another uid (a worker with
-// the new uid pushes those back to the head and sleeps: upstream §11 B7).
+// the new uid pushes those back to the head and sleeps, so they would block the queue).
 //
 // KEYS[1] -> homeindex:<m>:retry  ZSET  "check|<item>" / "run|<item>" -> due (epoch ms)
 // KEYS[2] -> <m>:check            LIST
@@ -222,11 +222,11 @@ func (c *Client) reapMembers(ctx context.Context, members []string, uids map[str
 		}
 		m := meta[i]
 		switch {
-		case n == 0 || n == -1 || n == -2:
+		case n == expiredGone || n == expiredRenewed || n == expiredNotInList:
 			res.Gone++
-		case m.drop && n == 1, n == -3:
+		case m.drop && n == expiredDropped, n == expiredNotCurrent:
 			reason := m.reason
-			if n == -3 {
+			if n == expiredNotCurrent {
 				reason = "not the job's current attempt"
 			}
 			res.Dropped = append(res.Dropped, Dropped{Module: m.module, ID: m.id, Reason: reason})

@@ -201,7 +201,7 @@ func TestReapDropsForeignAndStale(t *testing.T) {
 }
 
 // TestReapDropsStaleHead: a worker with the new uid pushes an old-uid item back to the head
-// and sleeps (upstream §11 B7); the next reaper pass removes it.
+// and sleeps (a Python worker's uid-mismatch loop); the next reaper pass removes it.
 func TestReapDropsStaleHead(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/homeindex/homeindex/internal/testutil/redistest"
+	"github.com/homeindex/homeindex/redisconn"
 )
 
 // Connect errors that no retry fixes are told apart from an unreachable server, and the
@@ -26,11 +27,11 @@ func TestRefused(t *testing.T) {
 		opts    Options
 		refused bool
 	}{
-		{"wrong password", Options{Addr: acl.Addr(), Username: "d", Password: "wrong-password"}, true},
-		{"no password", Options{Addr: acl.Addr()}, true},
-		{"missing permissions", Options{Addr: acl.Addr(), Username: "weak", Password: "weak-password"}, true},
-		{"unknown CA", Options{Addr: tlsSrv.Addr(), TLS: true}, true},
-		{"unreachable", Options{Addr: down.Addr()}, false},
+		{"wrong password", Options{Endpoint: redisconn.Endpoint{Addr: acl.Addr(), Username: "d", Password: "wrong-password"}}, true},
+		{"no password", Options{Endpoint: redisconn.Endpoint{Addr: acl.Addr()}}, true},
+		{"missing permissions", Options{Endpoint: redisconn.Endpoint{Addr: acl.Addr(), Username: "weak", Password: "weak-password"}}, true},
+		{"unknown CA", Options{Endpoint: redisconn.Endpoint{Addr: tlsSrv.Addr(), TLS: true}}, true},
+		{"unreachable", Options{Endpoint: redisconn.Endpoint{Addr: down.Addr()}}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -48,7 +49,7 @@ func TestRefused(t *testing.T) {
 			t.Logf("%v", cmpOr(got, err))
 		})
 	}
-	if _, err := Connect(ctx, Options{Addr: acl.Addr(), Username: "d", Password: "right-password"}, zerolog.Nop()); err != nil {
+	if _, err := Connect(ctx, Options{Endpoint: redisconn.Endpoint{Addr: acl.Addr(), Username: "d", Password: "right-password"}}, zerolog.Nop()); err != nil {
 		t.Fatalf("right password: %v", err)
 	}
 }

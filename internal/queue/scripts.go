@@ -108,11 +108,3 @@ func replySlice(op string, v any) ([]any, error) {
 	}
 	return s, nil
 }
-
-func replyInt(op string, v any) (int64, error) {
-	n, ok := v.(int64)
-	if !ok {
-		return 0, unexpected(op, v)
-	}
-	return n, nil
-}

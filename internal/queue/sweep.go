@@ -204,10 +204,10 @@ func (c *Client) SweepOrphans(ctx context.Context, m Module, grace time.Duration
 		}
 		rc := meta[i]
 		switch n {
-		case 0, -1:
-		case -2, -4:
+		case sweepNotOrphan, sweepProtected:
+		case sweepSuspect, sweepAwaitsMerge:
 			res.Suspects++
-		case -3:
+		case sweepDropped:
 			reason := rc.reason
 			if !rc.drop {
 				reason = "not the job's current attempt"

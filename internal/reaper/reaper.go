@@ -16,7 +16,14 @@ import (
 	"github.com/homeindex/homeindex/internal/queue"
 )
 
-// Config tunes the reaper.
+// Defaults for Config fields left zero.
+const (
+	DefaultInterval   = time.Second      // REAP_INTERVAL
+	DefaultSweepEvery = 30 * time.Second // sweep for items without a deadline
+	DefaultGrace      = time.Minute      // before such an item counts as lost
+)
+
+// Config tunes the reaper. Zero durations take the defaults above.
 type Config struct {
 	Modules  []queue.Module
 	Pipeline []string // module names in order, to move parked documents on
@@ -49,13 +56,13 @@ type Stats struct {
 // New builds a Reaper.
 func New(cfg Config, q *queue.Client, cat *catalog.Catalog, log zerolog.Logger) *Reaper {
 	if cfg.Interval <= 0 {
-		cfg.Interval = time.Second
+		cfg.Interval = DefaultInterval
 	}
 	if cfg.SweepEvery <= 0 {
-		cfg.SweepEvery = 30 * time.Second
+		cfg.SweepEvery = DefaultSweepEvery
 	}
 	if cfg.Grace <= 0 {
-		cfg.Grace = time.Minute
+		cfg.Grace = DefaultGrace
 	}
 	return &Reaper{cfg: cfg, q: q, cat: cat, log: log, now: time.Now}
 }

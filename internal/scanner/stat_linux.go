@@ -19,4 +19,3 @@ func fileStatOf(st *unix.Stat_t) FileStat {
 }
 
 func isRegular(st *unix.Stat_t) bool { return st.Mode&unix.S_IFMT == unix.S_IFREG }
-func isDir(st *unix.Stat_t) bool     { return st.Mode&unix.S_IFMT == unix.S_IFDIR }

@@ -193,7 +193,7 @@ func (d *Dispatcher) refill(ctx context.Context, m Module, all, preempt bool) er
 		return err
 	}
 	// The window counts our jobs in flight (the jobs hash): those in the four lists and,
-	// beyond the definition, those retrying or whose result waits for the merger. So
+	// beyond those lists, those retrying or whose result waits for the merger. So
 	// dispatch pauses when merging lags instead of piling up results (the catalog's queued rows
 	// stay O(window)), and foreign or stale-uid items a worker set aside never block it.
 	room := m.Window - int(counts.Jobs)

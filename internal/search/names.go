@@ -99,7 +99,7 @@ func displayJSON(raw []byte) []byte {
 			out = append(out, c)
 			i++
 		case c == '\\' && i+1 < len(raw) && raw[i+1] == 'u':
-			r, ok := hex4(raw[i+2:])
+			r, ok := protocol.Hex4(raw[i+2:])
 			switch {
 			case !ok || r < 0xd800 || r > 0xdfff:
 				out = append(out, raw[i:min(i+6, len(raw))]...)
@@ -131,28 +131,8 @@ func displayJSON(raw []byte) []byte {
 }
 
 func isLow(b []byte) bool {
-	r, ok := hex4(b)
+	r, ok := protocol.Hex4(b)
 	return ok && r >= 0xdc00 && r <= 0xdfff
-}
-
-func hex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
 }
 
 // exactHits gives hits their exact paths back (exactHit) in place.

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,25 +14,12 @@ import (
 
 // changes records OnChange calls.
 type changes struct {
-	mu sync.Mutex
-	n  int
 	ch chan string
 }
 
 func newChanges() *changes { return &changes{ch: make(chan string, 1000)} }
 
-func (c *changes) on(reason string) {
-	c.mu.Lock()
-	c.n++
-	c.mu.Unlock()
-	c.ch <- reason
-}
-
-func (c *changes) count() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.n
-}
+func (c *changes) on(reason string) { c.ch <- reason }
 
 // wait waits for one OnChange call.
 func (c *changes) wait(t *testing.T, what string) {

@@ -1,7 +1,6 @@
 package media
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/homeindex/homeindex/sdk"
 )
 
 // ffprobeOutput is the part of `ffprobe -print_format json -show_format -show_streams` the
@@ -46,8 +47,7 @@ func (m *Module) readVideo(ctx context.Context, path string) (*Info, error) {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, m.ffprobe, "-v", "error", "-print_format", "json", "-show_format", "-show_streams", "--", "file:"+path)
-	var out, errb limitedBuffer
-	out.max, errb.max = maxProbeOutput, 4096
+	out, errb := sdk.LimitedBuffer{Max: maxProbeOutput}, sdk.LimitedBuffer{Max: 4096}
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
 		if ctx.Err() != nil {
@@ -113,17 +113,4 @@ func ratio(s string) float64 {
 		return 0
 	}
 	return x / y
-}
-
-// limitedBuffer keeps the first max bytes written to it and drops the rest.
-type limitedBuffer struct {
-	bytes.Buffer
-	max int
-}
-
-func (b *limitedBuffer) Write(p []byte) (int, error) {
-	if room := b.max - b.Len(); room > 0 {
-		b.Buffer.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
 }

@@ -1,7 +1,6 @@
 package ocr
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/homeindex/homeindex/internal/testutil/rssprobe"
 	"github.com/homeindex/homeindex/modules/ocr/ocrtest"
 )
 
@@ -22,34 +22,16 @@ import (
 const childEnv = "OCR_BENCH_CHILD"
 
 func TestMain(m *testing.M) {
-	if files := os.Getenv(childEnv); files != "" {
+	rssprobe.Serve(childEnv, func(files []string) error {
 		mod := New(Config{})
-		for _, f := range strings.Split(files, "\n") {
+		for _, f := range files {
 			if _, _, err := mod.Read(context.Background(), f, func(string, ...any) {}); err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				os.Exit(1)
+				return err
 			}
 		}
-		fmt.Println(vmHWM())
-		os.Exit(0)
-	}
+		return nil
+	})
 	os.Exit(m.Run())
-}
-
-// vmHWM is this process's peak RSS in kB.
-func vmHWM() string {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return "0"
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			return strings.Fields(v)[0]
-		}
-	}
-	return "0"
 }
 
 const benchText = `Minutes of the allotment society, spring meeting. The treasurer reported that the water
@@ -106,13 +88,5 @@ func BenchmarkOCRPages(b *testing.B) {
 	b.ReportMetric(float64(n*b.N)/mod.Seconds(), "module-pages/s")
 	b.ReportMetric(float64(n*b.N)/bare.Seconds(), "bare-pages/s")
 	b.ReportMetric(100*(mod.Seconds()/bare.Seconds()-1), "overhead-%")
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), childEnv+"="+strings.Join(files, "\n"))
-	o, err := cmd.Output()
-	if err != nil {
-		b.Fatalf("child: %v", err)
-	}
-	var kb float64
-	fmt.Sscanf(strings.TrimSpace(string(o)), "%f", &kb)
-	b.ReportMetric(kb/1024, "peak-RSS-MB")
+	b.ReportMetric(float64(rssprobe.PeakKB(b, childEnv, files))/1024, "peak-RSS-MB")
 }

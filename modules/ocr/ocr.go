@@ -233,9 +233,10 @@ func (m *Module) tesseract(ctx context.Context, in io.Reader) (pageText, error) 
 	cmd := exec.CommandContext(ctx, m.cfg.Tesseract, "-", "stdout", "-l", strings.Join(m.cfg.Languages, "+"), "--psm", "3", "tsv")
 	cmd.Stdin = in
 	cmd.Env = append(os.Environ(), "OMP_THREAD_LIMIT=1")
-	var out, stderr bytes.Buffer
+	var out bytes.Buffer
+	stderr := &sdk.LimitedBuffer{Max: 4096}
 	cmd.Stdout = &out
-	cmd.Stderr = &limitedWriter{b: &stderr, n: 4096}
+	cmd.Stderr = stderr
 	cmd.WaitDelay = 2 * time.Second
 	err := cmd.Run()
 	switch {
@@ -245,17 +246,4 @@ func (m *Module) tesseract(ctx context.Context, in io.Reader) (pageText, error) 
 		return pageText{}, sdk.Permanent(fmt.Errorf("tesseract: %w: %s", err, bytes.TrimSpace(stderr.Bytes())))
 	}
 	return parseTSV(out.String()), nil
-}
-
-// limitedWriter keeps the first n bytes written to it.
-type limitedWriter struct {
-	b *bytes.Buffer
-	n int
-}
-
-func (l *limitedWriter) Write(p []byte) (int, error) {
-	if room := l.n - l.b.Len(); room > 0 {
-		l.b.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
 }

@@ -147,10 +147,10 @@ func (m *Module) pageSizes(ctx context.Context, path string) (map[int][2]float64
 // out of time is not.
 func (m *Module) run(ctx context.Context, limit int, name string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
-	var out, stderr bytes.Buffer
-	lw := &limitedWriter{b: &out, n: limit + 1}
-	cmd.Stdout = lw
-	cmd.Stderr = &limitedWriter{b: &stderr, n: 4096}
+	out := &sdk.LimitedBuffer{Max: limit + 1}
+	stderr := &sdk.LimitedBuffer{Max: 4096}
+	cmd.Stdout = out
+	cmd.Stderr = stderr
 	cmd.WaitDelay = 2 * time.Second
 	err := cmd.Run()
 	switch {

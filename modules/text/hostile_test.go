@@ -2,7 +2,6 @@ package text
 
 import (
 	"archive/zip"
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/homeindex/homeindex/internal/testutil/rssprobe"
 	"github.com/homeindex/homeindex/sdk"
 	"github.com/homeindex/homeindex/sdk/moduletest"
 )
@@ -59,29 +59,13 @@ func rssMain(spec string) int {
 		}
 		outcome += fmt.Sprintf(" (%d bytes of content, truncated %q)", len(b), d.Truncated)
 	}
-	hwm, err := vmHWM()
+	hwm, err := rssprobe.VmHWM()
 	if err != nil {
 		fmt.Println(err)
 		return 1
 	}
 	fmt.Printf("%d %s\n", hwm, outcome)
 	return 0
-}
-
-// vmHWM reads the process's peak resident set size in kB from /proc/self/status.
-func vmHWM() (int, error) {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			return strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")))
-		}
-	}
-	return 0, errors.New("no VmHWM in /proc/self/status")
 }
 
 // permanentFailure runs Extract and requires a permanent failure whose reason contains want.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -378,16 +377,4 @@ func clean(s string) string {
 		}
 	}
 	return s
-}
-
-// readAll reads r up to max bytes; more is an error.
-func readAll(r io.Reader, max int64) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > max {
-		return nil, fmt.Errorf("more than %d bytes", max)
-	}
-	return b, nil
 }

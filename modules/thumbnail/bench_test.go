@@ -1,15 +1,15 @@
 package thumbnail
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/homeindex/homeindex/internal/testutil/rssprobe"
 )
 
 // childEnv makes the test binary a thumbnailer over the files named in it (see TestMain): the
@@ -17,34 +17,16 @@ import (
 const childEnv = "THUMBNAIL_BENCH_CHILD"
 
 func TestMain(m *testing.M) {
-	if files := os.Getenv(childEnv); files != "" {
+	rssprobe.Serve(childEnv, func(files []string) error {
 		mod := New(Config{})
-		for i, f := range strings.Split(files, "\n") {
+		for i, f := range files {
 			if _, err := mod.Make(context.Background(), f, filepath.Join(os.TempDir(), fmt.Sprintf("thumbnail-rss-%d-%d", os.Getpid(), i))); err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				os.Exit(1)
+				return err
 			}
 		}
-		fmt.Println(peakRSS())
-		os.Exit(0)
-	}
+		return nil
+	})
 	os.Exit(m.Run())
-}
-
-// peakRSS is this process's VmHWM line ("VmHWM: N kB").
-func peakRSS() string {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return "VmHWM: unknown"
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if strings.HasPrefix(sc.Text(), "VmHWM:") {
-			return strings.Join(strings.Fields(sc.Text()), " ")
-		}
-	}
-	return "VmHWM: unknown"
 }
 
 // BenchmarkThumbnails12MP: thumbnails per second over photo-like 12-megapixel JPEGs (4000×3000,
@@ -92,13 +74,5 @@ func BenchmarkThumbnails12MP(b *testing.B) {
 	b.ReportMetric(modRate/vipsRate, "ratio")
 	b.ReportMetric(float64(bytesPreview)/1024, "preview-KB")
 	b.ReportMetric(float64(bytesSmall)/1024, "small-KB")
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), childEnv+"="+strings.Join(files, "\n"))
-	o, err := cmd.Output()
-	if err != nil {
-		b.Fatalf("child: %v", err)
-	}
-	var kb float64
-	fmt.Sscanf(strings.TrimPrefix(strings.TrimSpace(string(o)), "VmHWM: "), "%f", &kb)
-	b.ReportMetric(kb/1024, "peak-RSS-MB")
+	b.ReportMetric(float64(rssprobe.PeakKB(b, childEnv, files))/1024, "peak-RSS-MB")
 }

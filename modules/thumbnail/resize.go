@@ -160,12 +160,3 @@ func chromaShift(r image.YCbCrSubsampleRatio) uint {
 	}
 	return 0
 }
-
-// toRGBA returns img as an opaque *image.RGBA of its own size (transparent parts on white).
-func toRGBA(img image.Image) *image.RGBA {
-	b := img.Bounds()
-	if r, ok := img.(*image.RGBA); ok && r.Opaque() && b.Min == (image.Point{}) {
-		return r
-	}
-	return shrink(img, b.Dx(), b.Dy())
-}

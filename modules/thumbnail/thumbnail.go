@@ -374,8 +374,8 @@ func (m *Module) decodeRendered(ctx context.Context, path string, k Kind) (image
 // runTool runs an external tool with a bounded stderr; a non-zero exit is permanent (the file
 // cannot be drawn), running out of time is not.
 func runTool(ctx context.Context, cmd *exec.Cmd) error {
-	var stderr bytes.Buffer
-	cmd.Stderr = &limitedBuffer{b: &stderr, n: 4096}
+	stderr := &sdk.LimitedBuffer{Max: 4096}
+	cmd.Stderr = stderr
 	cmd.WaitDelay = 2 * time.Second
 	err := cmd.Run()
 	switch {
@@ -385,17 +385,4 @@ func runTool(ctx context.Context, cmd *exec.Cmd) error {
 		return sdk.Permanent(fmt.Errorf("%w: %s", err, bytes.TrimSpace(stderr.Bytes())))
 	}
 	return nil
-}
-
-// limitedBuffer keeps the first n bytes written to it.
-type limitedBuffer struct {
-	b *bytes.Buffer
-	n int
-}
-
-func (l *limitedBuffer) Write(p []byte) (int, error) {
-	if room := l.n - l.b.Len(); room > 0 {
-		l.b.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/gabriel-vasile/mimetype"
 	"github.com/homeindex/homeindex/internal/testutil/redistest"
 	"github.com/homeindex/homeindex/protocol"
+	"github.com/homeindex/homeindex/redisconn"
 	"github.com/homeindex/homeindex/sdk"
 	"github.com/redis/go-redis/v9"
 	"github.com/rs/zerolog"
@@ -96,7 +97,7 @@ func Run(tb testing.TB, h sdk.Handler, opts ...Option) []Outcome {
 	s := &setup{cfg: sdk.Config{
 		Module:      Module,
 		UID:         UID,
-		Redis:       protocol.RedisEndpoint{Addr: srv.Addr()},
+		Redis:       redisconn.Endpoint{Addr: srv.Addr()},
 		Timeout:     Timeout,
 		MetadataDir: filepath.Join(base, "metadata"),
 		FilesDir:    filepath.Join(base, "files"),
@@ -276,8 +277,8 @@ func expired(tb testing.TB, rdb *redis.Client, outs []Outcome, byID map[string]i
 	if err != nil {
 		tb.Fatalf("moduletest: redis TIME: %v", err)
 	}
-	members, err := rdb.ZRangeByScore(ctx, protocol.TimeoutsKey, &redis.ZRangeBy{
-		Min: "-inf", Max: strconv.FormatFloat(float64(now.UnixMicro())/1e6, 'f', 6, 64)}).Result()
+	members, err := rdb.ZRangeArgs(ctx, redis.ZRangeArgs{Key: protocol.TimeoutsKey, ByScore: true,
+		Start: "-inf", Stop: strconv.FormatFloat(float64(now.UnixMicro())/1e6, 'f', 6, 64)}).Result()
 	if err != nil {
 		tb.Fatalf("moduletest: read %s: %v", protocol.TimeoutsKey, err)
 	}

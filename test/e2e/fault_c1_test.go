@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// C1 (reliability.md §5): homeindexd is killed with SIGKILL at random points of a run with two
+// C1 (docs/invariants.md, fault catalogue): homeindexd is killed with SIGKILL at random points of a run with two
 // modules (the first kill during its start-up sync, the others at random merge counts) and
 // restarted each time. Every file completes, none is lost, no result is merged twice, every
 // document.json parses and carries the example module's note, nothing is left in Redis, and

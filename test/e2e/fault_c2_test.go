@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// C2 (reliability.md §5): module workers of both modules are killed with SIGKILL at random
+// C2 (docs/invariants.md, fault catalogue): module workers of both modules are killed with SIGKILL at random
 // points and restarted; the reaper requeues what they held once its deadline (TIMEOUT) passes.
 // Nothing is lost, nothing merged twice, nothing stranded, the stores agree, and the runs
 // started beyond one per file and module (counted from the workers' logs, killed runs

@@ -12,7 +12,7 @@ import (
 	"github.com/homeindex/homeindex/protocol"
 )
 
-// C4 (reliability.md §5): homeindexd dies after the catalog commit of results and before their
+// C4 (docs/invariants.md, fault catalogue): homeindexd dies after the catalog commit of results and before their
 // LREM from modules:done:processing. The replay at the next start changes nothing: every
 // document.json (and the module's content.json and chunks.json) keeps its bytes and is not
 // even rewritten (same modification time), each result counts as merged once, nothing is

@@ -10,7 +10,7 @@ import (
 	"github.com/homeindex/homeindex/protocol"
 )
 
-// C5 (reliability.md §5): the whole stack gets SIGTERM mid-run (docker compose stop, grace
+// C5 (docs/invariants.md, fault catalogue): the whole stack gets SIGTERM mid-run (docker compose stop, grace
 // 10 s). homeindexd and the module workers each exit with code 0 within 10 s; nothing is left
 // in a processing list or the timeouts set (work in flight was finished or handed back); after
 // a restart every file completes with nothing lost or merged twice, and the stores agree.

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// C6 (reliability.md §5): two homeindexd processes share one Redis (and the same volumes, as a
+// C6 (docs/invariants.md, fault catalogue): two homeindexd processes share one Redis (and the same volumes, as a
 // duplicated container would). Exactly one holds the Redis lock and runs the module pipeline
 // (dispatcher, reaper, merger); the other waits as a standby and dispatches nothing. When the
 // active one is killed (SIGKILL), the standby takes over within the lock's TTL, and every file

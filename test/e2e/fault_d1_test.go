@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// D1 (reliability.md §5): the disk under the metadata directory fills up while homeindexd
+// D1 (docs/invariants.md, fault catalogue): the disk under the metadata directory fills up while homeindexd
 // rewrites a document. The old document.json stays intact (it still parses and holds the old
 // bytes), the failure is logged with the document's id and the cause, the write is retried
 // (several attempts while the disk is full), and once space is freed the new document lands

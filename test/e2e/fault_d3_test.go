@@ -10,7 +10,7 @@ import (
 	"github.com/homeindex/homeindex/internal/search"
 )
 
-// D3 (reliability.md §5): Meilisearch is stopped mid-run for a while. Files keep completing on
+// D3 (docs/invariants.md, fault catalogue): Meilisearch is stopped mid-run for a while. Files keep completing on
 // disk (every document clears the chain and its document.json is written while the index is
 // down); once Meilisearch is back, the files index holds exactly the catalog's live documents
 // within 1 minute, and the stores agree.

@@ -1,6 +1,6 @@
 package e2e
 
-// The fault suite (issue 7, reliability.md §5): crashes, restarts and outages of homeindexd, its
+// The fault suite (docs/invariants.md, fault catalogue): crashes, restarts and outages of homeindexd, its
 // modules, Redis, the disk and Meilisearch, judged the way Jepsen's total-queue checker judges a
 // queue, at quiescence:
 //
@@ -13,8 +13,8 @@ package e2e
 //   - agreement: app.Verify finds no difference between catalog, metadata directory and index,
 //     and every document.json parses.
 //
-// Every test runs at a reduced size by default (make test); FAULT_FULL=1 selects the issue's
-// full sizes (make fault).
+// Every test runs at a reduced size by default (make test); FAULT_FULL=1 selects the full
+// sizes (make fault).
 
 import (
 	"context"
@@ -41,7 +41,7 @@ import (
 	"github.com/homeindex/homeindex/protocol"
 )
 
-// faultFull selects the full sizes of the issue (FAULT_FULL=1, make fault).
+// faultFull selects the full sizes (FAULT_FULL=1, make fault): 10,000 files, two modules.
 var faultFull = os.Getenv("FAULT_FULL") == "1"
 
 // faultSize is reduced under make test, full under make fault.

@@ -45,7 +45,7 @@ func qsMeili(t *testing.T, base, key, method, path string, body any) (int, []byt
 	return resp.StatusCode, out
 }
 
-// S10 (issue 7, Security): homeindexd runs against Meilisearch with a key scoped to the
+// S10 (docs/invariants.md, fault catalogue): homeindexd runs against Meilisearch with a key scoped to the
 // actions it needs on its two indexes (made with the master key through the keys API), never
 // the master key: documents are indexed and searchable, the key cannot manage keys nor touch
 // another index, and it appears in no log. Without a key the search command fails saying so.

@@ -110,7 +110,7 @@ func TestFaultQ5MalformedResultsQuarantined(t *testing.T) {
 	largest := max(over, len(array))
 	t.Logf("Q5: %d malformed results (largest %d bytes) quarantined in %v; daemon VmHWM %d → %d kB (+%d kB, %.1f× the largest payload), VmRSS %d → %d kB (race detector: %v)",
 		len(cases), largest, handled.Round(time.Millisecond), baseHWM, hwm, hwm-baseHWM, float64((hwm-baseHWM)<<10)/float64(largest), baseRSS, rss, raceEnabled)
-	// Bounded by the cap, not by what a module sends (reliability.md §5 Q5: the core's RSS
+	// Bounded by the cap, not by what a module sends (fault Q5: the daemon's RSS
 	// grows by less than 2 × cap × concurrency; the merger handles one result at a time). The
 	// race detector's shadow memory multiplies every allocation, hence its factor.
 	limit := int64(2*qsMaxPayload) >> 10

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// R1 (reliability.md §5): redis-server, with appendonly yes and appendfsync everysec (so each
+// R1 (docs/invariants.md, fault catalogue): redis-server, with appendonly yes and appendfsync everysec (so each
 // kill may lose up to a second of writes), is killed with SIGKILL at random points of a run and
 // restarted on its data. Every file completes with nothing lost or merged twice; nothing is
 // left in Redis; the stores agree.

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// R2 (reliability.md §5): Redis loses its data mid-run (FLUSHALL). homeindexd notices the
+// R2 (docs/invariants.md, fault catalogue): Redis loses its data mid-run (FLUSHALL). homeindexd notices the
 // missing epoch, says so in exactly one clear log line, dispatches every job it had in flight
 // again from the catalog, and every file completes with nothing lost or merged twice; nothing
 // is left in Redis and the stores agree.

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// R3 (reliability.md §5): Redis is unreachable (its process gone, the port refusing
+// R3 (docs/invariants.md, fault catalogue): Redis is unreachable (its process gone, the port refusing
 // connections) for a while mid-run. homeindexd does not exit, does not busy-loop (its CPU time
 // over the outage, read from /proc/<pid>/stat, stays under 5% of one core) and merges again
 // within 5 s of Redis returning; every file then completes with nothing lost or merged twice.

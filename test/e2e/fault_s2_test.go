@@ -16,7 +16,7 @@ import (
 	"github.com/homeindex/homeindex/protocol"
 )
 
-// S2 (and reliability S3): homeindexd runs as an ACL user limited to its own keys and the
+// S2: homeindexd runs as an ACL user limited to its own keys and the
 // commands it sends (the README's line), an SDK module as a user limited to its queues, the
 // timeouts set and pushing to modules:done (the README's line). The full flow passes with no
 // NOPERM anywhere; then the module's user tries to touch core keys, another module's queue

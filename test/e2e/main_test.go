@@ -1,8 +1,8 @@
-// Package e2e is the end-to-end acceptance suite: every scenario of the modules specification
-// (seeds/001 §5) against the real binaries (homeindexd and the example, timeout and crash
+// Package e2e is the end-to-end acceptance suite: every acceptance scenario of the module
+// pipeline (S1–S15, one file each, named after it) against the real binaries (homeindexd and the example, timeout and crash
 // modules, built once in TestMain), a real redis-server (append-only, its own temporary
 // directory and loopback port), the real Meilisearch test binary where a test needs it, and a
-// module written for the upstream Python runtime. Every process's log is kept and printed when
+// module written for the Python module runtime (docs/protocol.md). Every process's log is kept and printed when
 // a test fails. Tests wait on conditions with deadlines, never on fixed sleeps.
 package e2e
 

@@ -14,21 +14,7 @@
   const $ = (id) => document.getElementById(id);
   let seq = 0;
 
-  function el(tag, attrs, ...children) {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) {
-      if (v === null || v === undefined || v === false) continue;
-      e.setAttribute(k, v === true ? "" : String(v));
-    }
-    for (const c of children) {
-      if (c === null || c === undefined) continue;
-      e.append(c instanceof Node ? c : document.createTextNode(String(c)));
-    }
-    return e;
-  }
-
-  const nf = new Intl.NumberFormat();
-  const num = (n) => nf.format(n || 0);
+  const { el, num } = window.homeIndexDOM; // dom.js
 
   function bytes(n) {
     if (n === null || n === undefined) return "";

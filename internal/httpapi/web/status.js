@@ -14,23 +14,7 @@
   let searchTimer = 0;
   let searchSeq = 0;
 
-  // el builds an element: attrs are attributes (data-*, aria-*, class…), children are nodes
-  // or strings (text nodes).
-  function el(tag, attrs, ...children) {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) {
-      if (v === null || v === undefined || v === false) continue;
-      e.setAttribute(k, v === true ? "" : String(v));
-    }
-    for (const c of children) {
-      if (c === null || c === undefined) continue;
-      e.append(c instanceof Node ? c : document.createTextNode(String(c)));
-    }
-    return e;
-  }
-
-  const nf = new Intl.NumberFormat();
-  const num = (n) => nf.format(n || 0);
+  const { el, num } = window.homeIndexDOM; // dom.js
 
   // duration formats seconds as "45s", "3m20s", "2h05m", "3d4h".
   function duration(s) {

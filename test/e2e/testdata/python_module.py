@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""A Home-Index module written for the upstream Python runtime's protocol (run_server.py,
-reference/upstream.md §6.2-6.3), with nothing but redis-py (Debian's python3-redis) and the
+"""A Home-Index module written for the Python module runtime's protocol (run_server.py; its
+worker loop is described in docs/protocol.md), with nothing but redis-py (Debian's python3-redis) and the
 documented keys: it is the end-to-end suite's proof that such a module works unchanged against
 homeindexd.
 
-Like the specification's example module, check() is true unless version.json says 1, and run()
+Like cmd/example-module, check() is true unless version.json says 1, and run()
 writes version.json and returns the document with note "hello" and content "hello world".
 With RECORD_FILE set, every check and run is appended there as one JSON line, in the format of
 the Go test modules (cmd/internal/jobrecord); a run's line carries the SHA-256 of the file run()

@@ -1,4 +1,8 @@
-package protocol
+// Package redisconn is how the daemon and the worker SDK reach Redis: one Endpoint type parsed
+// from REDIS_HOST, printed with the password masked, turned into go-redis options (TLS
+// included) by Options, and one classification of the refusals no retry can fix (Refused).
+// It is public so that the SDK, which module authors import, can use it.
+package redisconn
 
 import (
 	"errors"
@@ -9,21 +13,23 @@ import (
 	"strings"
 )
 
-// DefaultRedisPort is used when a REDIS_HOST value names no port.
-const DefaultRedisPort = "6379"
+// DefaultPort is used when a REDIS_HOST value names no port.
+const DefaultPort = "6379"
 
-// RedisEndpoint is a parsed REDIS_HOST: where Redis is and how to log in. String never shows
-// the password. Daemon and modules accept the same forms (ParseRedisHost).
-type RedisEndpoint struct {
+// Endpoint is a parsed REDIS_HOST (and REDIS_TLS_CA_FILE): where Redis is and how to log in.
+// String never shows the password. Daemon and modules accept the same forms (Parse).
+type Endpoint struct {
 	Addr     string // host:port
 	Username string // ACL user; "" for the default user
 	Password string // secret: never logged
 	DB       int    // database number, 0 unless the URL path names one
 	TLS      bool   // rediss:// scheme
+	CAFile   string // PEM bundle to verify a rediss:// server (REDIS_TLS_CA_FILE); "" = system roots
 }
 
 // String returns the endpoint as a redis:// or rediss:// URL with the password replaced by ***.
-func (r RedisEndpoint) String() string {
+// It is the only way this module prints an endpoint.
+func (r Endpoint) String() string {
 	var b strings.Builder
 	if r.TLS {
 		b.WriteString("rediss://")
@@ -43,28 +49,28 @@ func (r RedisEndpoint) String() string {
 }
 
 // GoString keeps the password out of %#v too.
-func (r RedisEndpoint) GoString() string { return "protocol.RedisEndpoint(" + r.String() + ")" }
+func (r Endpoint) GoString() string { return "redisconn.Endpoint(" + r.String() + ")" }
 
-// ParseRedisHost parses a REDIS_HOST value: host, host:port, redis://[user:pass@]host[:port][/db],
+// Parse parses a REDIS_HOST value: host, host:port, redis://[user:pass@]host[:port][/db],
 // rediss://… (TLS) or the upstream runtime's http://host:port (plain Redis). The port defaults
 // to 6379. The error shows the value with its password replaced by ***.
-func ParseRedisHost(s string) (RedisEndpoint, error) {
-	r, err := parseRedisHost(s)
+func Parse(s string) (Endpoint, error) {
+	r, err := parse(s)
 	if err != nil {
-		return RedisEndpoint{}, fmt.Errorf("redis host %q: %w", RedactRedisHost(s), err)
+		return Endpoint{}, fmt.Errorf("redis host %q: %w", Redact(s), err)
 	}
 	return r, nil
 }
 
-// parseRedisHost returns errors that never contain the password: when s has user info, they
+// parse returns errors that never contain the password: when s has user info, they
 // quote no part of s at all, since a password with unescaped '/' or ':' can land anywhere.
-func parseRedisHost(s string) (RedisEndpoint, error) {
+func parse(s string) (Endpoint, error) {
 	secret := strings.Contains(s, "@")
-	bad := func(msg, detail string) (RedisEndpoint, error) {
+	bad := func(msg, detail string) (Endpoint, error) {
 		if secret || detail == "" {
-			return RedisEndpoint{}, errors.New(msg)
+			return Endpoint{}, errors.New(msg)
 		}
-		return RedisEndpoint{}, fmt.Errorf("%s: %s", msg, detail)
+		return Endpoint{}, fmt.Errorf("%s: %s", msg, detail)
 	}
 	if s == "" {
 		return bad("empty", "")
@@ -73,7 +79,7 @@ func parseRedisHost(s string) (RedisEndpoint, error) {
 		if secret {
 			return bad("user and password need the redis:// or rediss:// form", "")
 		}
-		return parseRedisAddr(s)
+		return parseAddr(s)
 	}
 	u, err := url.Parse(s)
 	if err != nil {
@@ -86,13 +92,13 @@ func parseRedisHost(s string) (RedisEndpoint, error) {
 		}
 		return bad("invalid URL", err.Error())
 	}
-	var r RedisEndpoint
+	var r Endpoint
 	switch strings.ToLower(u.Scheme) {
 	case "redis", "http": // upstream wrote http://redis:6379 and meant plain Redis
 	case "rediss":
 		r.TLS = true
 	default:
-		return RedisEndpoint{}, fmt.Errorf("unsupported scheme %q: use redis:// or rediss://", u.Scheme)
+		return Endpoint{}, fmt.Errorf("unsupported scheme %q: use redis:// or rediss://", u.Scheme)
 	}
 	if u.RawQuery != "" || u.Fragment != "" || u.ForceQuery {
 		return bad("query parameters and fragments are not supported", "")
@@ -106,7 +112,7 @@ func parseRedisHost(s string) (RedisEndpoint, error) {
 		return bad("missing host", "")
 	}
 	if port == "" {
-		port = DefaultRedisPort
+		port = DefaultPort
 	}
 	if !validPort(port) {
 		return bad("port must be a number from 1 to 65535", strconv.Quote(port))
@@ -122,26 +128,26 @@ func parseRedisHost(s string) (RedisEndpoint, error) {
 	return r, nil
 }
 
-// parseRedisAddr parses host or host:port.
-func parseRedisAddr(s string) (RedisEndpoint, error) {
+// parseAddr parses host or host:port.
+func parseAddr(s string) (Endpoint, error) {
 	if strings.ContainsAny(s, "/?# \t") {
-		return RedisEndpoint{}, errors.New("expected host, host:port, redis://[user:password@]host:port[/db] or rediss://…")
+		return Endpoint{}, errors.New("expected host, host:port, redis://[user:password@]host:port[/db] or rediss://…")
 	}
 	host, port, err := net.SplitHostPort(s)
 	if err != nil {
 		// No port: a bare name, IPv4 or IPv6 address.
-		host, port = strings.TrimSuffix(strings.TrimPrefix(s, "["), "]"), DefaultRedisPort
+		host, port = strings.TrimSuffix(strings.TrimPrefix(s, "["), "]"), DefaultPort
 		if strings.Contains(host, ":") && net.ParseIP(host) == nil {
-			return RedisEndpoint{}, errors.New("expected host or host:port")
+			return Endpoint{}, errors.New("expected host or host:port")
 		}
 	}
 	if host == "" {
-		return RedisEndpoint{}, errors.New("missing host")
+		return Endpoint{}, errors.New("missing host")
 	}
 	if !validPort(port) {
-		return RedisEndpoint{}, fmt.Errorf("port %q must be a number from 1 to 65535", port)
+		return Endpoint{}, fmt.Errorf("port %q must be a number from 1 to 65535", port)
 	}
-	return RedisEndpoint{Addr: net.JoinHostPort(host, port)}, nil
+	return Endpoint{Addr: net.JoinHostPort(host, port)}, nil
 }
 
 func validPort(port string) bool {
@@ -149,9 +155,9 @@ func validPort(port string) bool {
 	return err == nil && n >= 1 && n <= 65535
 }
 
-// RedactRedisHost hides the password of a REDIS_HOST value that may not even parse: whatever
+// Redact hides the password of a REDIS_HOST value that may not even parse: whatever
 // follows the first ':' of the user info, up to the last '@', becomes ***.
-func RedactRedisHost(s string) string {
+func Redact(s string) string {
 	at := strings.LastIndex(s, "@")
 	if at < 0 {
 		return s
