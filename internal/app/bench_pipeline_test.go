@@ -16,8 +16,8 @@ import (
 
 	"github.com/homeindex/homeindex/internal/catalog"
 	"github.com/homeindex/homeindex/internal/config"
+	"github.com/homeindex/homeindex/internal/dispatch"
 	"github.com/homeindex/homeindex/internal/queue"
-	"github.com/homeindex/homeindex/internal/scheduler"
 	"github.com/homeindex/homeindex/internal/testutil/redistest"
 	"github.com/homeindex/homeindex/protocol"
 	"github.com/homeindex/homeindex/sdk"
@@ -203,7 +203,7 @@ func BenchmarkDispatcherRefill200k(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer q.Close()
-	d := scheduler.NewDispatcher(cat, q, []scheduler.Module{{Name: "m1", UID: "1", Window: 64}}, zerolog.Nop())
+	d := dispatch.NewDispatcher(cat, q, []dispatch.Module{{Name: "m1", UID: "1", Window: 64}}, zerolog.Nop())
 	b.ResetTimer()
 	for b.Loop() {
 		b.StopTimer()

@@ -12,11 +12,11 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/homeindex/homeindex/internal/catalog"
+	"github.com/homeindex/homeindex/internal/dispatch"
 	"github.com/homeindex/homeindex/internal/logging"
 	"github.com/homeindex/homeindex/internal/merge"
 	"github.com/homeindex/homeindex/internal/queue"
 	"github.com/homeindex/homeindex/internal/reaper"
-	"github.com/homeindex/homeindex/internal/scheduler"
 	"github.com/homeindex/homeindex/internal/state"
 )
 
@@ -37,12 +37,12 @@ type Pipeline struct {
 	owner string
 	// Set once running; read from other goroutines (HTTP, scheduler), hence atomic.
 	qp        atomic.Pointer[queue.Client]
-	dp        atomic.Pointer[scheduler.Dispatcher]
+	dp        atomic.Pointer[dispatch.Dispatcher]
 	rp        atomic.Pointer[reaper.Reaper]
 	mp        atomic.Pointer[merge.Merger]
 	ready     chan struct{}
 	readyOnce sync.Once
-	pauses    *scheduler.Pauses
+	pauses    *dispatch.Pauses
 	cond      atomic.Pointer[Condition]
 	// OnFinished, when set before Run, is called after each job the merger finishes (merged,
 	// or parked on a module-reported failure). It must not block.
@@ -50,14 +50,14 @@ type Pipeline struct {
 }
 
 // Pauses is the set of paused modules (persisted in the catalog; Load it before Run).
-func (p *Pipeline) Pauses() *scheduler.Pauses { return p.pauses }
+func (p *Pipeline) Pauses() *dispatch.Pauses { return p.pauses }
 
 // Queue, Dispatcher, Reaper and Merger return the running parts (nil before Ready).
-func (p *Pipeline) Queue() *queue.Client              { return p.qp.Load() }
-func (p *Pipeline) Dispatcher() *scheduler.Dispatcher { return p.dp.Load() }
-func (p *Pipeline) Reaper() *reaper.Reaper            { return p.rp.Load() }
-func (p *Pipeline) Merger() *merge.Merger             { return p.mp.Load() }
-func (p *Pipeline) q() *queue.Client                  { return p.qp.Load() }
+func (p *Pipeline) Queue() *queue.Client             { return p.qp.Load() }
+func (p *Pipeline) Dispatcher() *dispatch.Dispatcher { return p.dp.Load() }
+func (p *Pipeline) Reaper() *reaper.Reaper           { return p.rp.Load() }
+func (p *Pipeline) Merger() *merge.Merger            { return p.mp.Load() }
+func (p *Pipeline) q() *queue.Client                 { return p.qp.Load() }
 
 // NewPipeline builds the pipeline for the configured modules (nil when there are none).
 func (a *App) NewPipeline() *Pipeline {
@@ -67,7 +67,7 @@ func (a *App) NewPipeline() *Pipeline {
 	host, _ := os.Hostname()
 	p := &Pipeline{app: a, log: logging.Component(a.Log, "pipeline"),
 		owner: fmt.Sprintf("%s:%d:%d", host, os.Getpid(), time.Now().UnixNano()), ready: make(chan struct{}),
-		pauses: scheduler.NewPauses(a.Catalog)}
+		pauses: dispatch.NewPauses(a.Catalog)}
 	a.Syncer.SetDriveAppeared(func(string) {
 		if d := p.Dispatcher(); d != nil {
 			d.DriveAppeared()
@@ -217,19 +217,19 @@ func (p *Pipeline) active(ctx context.Context) error {
 	}
 	cfg := p.app.Config
 	policy := queue.RetryPolicy{MaxAttempts: cfg.Pipeline.MaxAttempts, Base: cfg.Pipeline.RetryBase, Max: cfg.Pipeline.RetryMax}
-	var mods []scheduler.Module
+	var mods []dispatch.Module
 	var qmods []queue.Module
 	for _, m := range cfg.Modules {
 		w := m.Window
 		if w == 0 {
 			w = cfg.Pipeline.DispatchWindow
 		}
-		mods = append(mods, scheduler.Module{Name: m.Name, UID: m.UID, Window: w})
+		mods = append(mods, dispatch.Module{Name: m.Name, UID: m.UID, Window: w})
 		qmods = append(qmods, queue.Module{Name: m.Name, UID: m.UID})
 	}
 	names := cfg.ModuleNames()
 	q := p.q()
-	disp := scheduler.NewDispatcher(p.app.Catalog, q, mods, logging.Component(p.app.Log, "dispatch"))
+	disp := dispatch.NewDispatcher(p.app.Catalog, q, mods, logging.Component(p.app.Log, "dispatch"))
 	disp.Pauses = p.pauses
 	reap := reaper.New(reaper.Config{Modules: qmods, Pipeline: names, Policy: policy, Interval: cfg.Pipeline.ReapInterval},
 		q, p.app.Catalog, logging.Component(p.app.Log, "reaper"))

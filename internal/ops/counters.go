@@ -4,9 +4,9 @@ import (
 	"context"
 	"sync"
 
+	"github.com/homeindex/homeindex/internal/dispatch"
 	"github.com/homeindex/homeindex/internal/merge"
 	"github.com/homeindex/homeindex/internal/reaper"
-	"github.com/homeindex/homeindex/internal/scheduler"
 )
 
 // Counters are the daemon's cumulative counts since start, for /metrics. The pipeline builds a
@@ -34,7 +34,7 @@ type accumulator struct {
 	reaper    *reaper.Reaper
 	reapBase  reaper.Stats
 	reapLast  reaper.Stats
-	disp      *scheduler.Dispatcher
+	disp      *dispatch.Dispatcher
 	dispBase  [2]int64
 	dispLast  [2]int64
 }

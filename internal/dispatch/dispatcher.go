@@ -1,4 +1,7 @@
-package scheduler
+// Package dispatch keeps each module's window of jobs in Redis full (Dispatcher) and holds the
+// set of paused modules (Pauses). It decides which documents go to a module next; the queue
+// package alone talks to Redis, and the catalog records every job dispatched.
+package dispatch
 
 import (
 	"context"
