@@ -95,7 +95,7 @@ func Open(ctx context.Context, cfg *config.Config, log zerolog.Logger) (*App, er
 		if err := ConfigureIndex(ctx, a.Index, cfg); err != nil {
 			return err
 		}
-		n, err := a.ReconcileIndex(ctx)
+		n, err := a.Outbox.ReconcileIndex(ctx, cfg.ModuleNames())
 		if err != nil {
 			return fmt.Errorf("reconcile search index: %w", err)
 		}
@@ -212,6 +212,10 @@ func (a *App) SyncOnce(ctx context.Context, reason string) (filesync.Stats, erro
 		Int("errors", st.Errors).Int("unsettled", st.Unsettled).Msg("completed file sync")
 	return st, err
 }
+
+// Verify compares the catalog with the metadata directory and the search index
+// (outbox.Applier.Verify); run it when the outbox is drained.
+func (a *App) Verify(ctx context.Context) ([]string, error) { return a.Outbox.Verify(ctx) }
 
 // Close closes the index and the catalog.
 func (a *App) Close() error {

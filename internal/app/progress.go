@@ -93,8 +93,8 @@ func (a *App) logProgress(every time.Duration) (stop func()) {
 				}
 				ev := a.Log.Info().Int64("walked", p.Walked).Bool("walk_done", p.WalkDone).
 					Int64("hashed", p.Hashed).Int64("to_hash", p.ToHash).
-					Float64("mb_per_s", SyncMBps(p, now))
-				if eta, ok := SyncETA(p, now); ok {
+					Float64("mb_per_s", p.MBps(now))
+				if eta, ok := p.ETA(now); ok {
 					ev = ev.Str("eta", eta.Round(time.Second).String())
 				} else {
 					ev = ev.Str("eta", "unknown")
@@ -104,42 +104,4 @@ func (a *App) logProgress(every time.Duration) (stop func()) {
 		}
 	}()
 	return func() { close(done); wg.Wait() }
-}
-
-// SyncMBps is the hashing throughput of a running sync, in MB (10^6 bytes) per second.
-func SyncMBps(p filesync.Progress, now time.Time) float64 {
-	el := now.Sub(p.Started).Seconds()
-	if el <= 0 {
-		return 0
-	}
-	return float64(p.HashedBytes) / 1e6 / el
-}
-
-// SyncETA estimates how long a running sync has left: once the walk is done, the bytes left
-// to hash at the hashing rate so far; while walking, the files the catalog knew and the walk
-// has not reached yet at the walk's rate (or the hashing backlog if longer). ok is false when
-// nothing supports an estimate (a first sync still walking, nothing hashed yet).
-func SyncETA(p filesync.Progress, now time.Time) (time.Duration, bool) {
-	el := now.Sub(p.Started)
-	if !p.Running || el <= 0 {
-		return 0, false
-	}
-	left := p.ToHashBytes - p.HashedBytes
-	var hash time.Duration
-	hashKnown := left == 0
-	if left > 0 && p.HashedBytes > 0 {
-		hash = time.Duration(float64(el) * float64(left) / float64(p.HashedBytes))
-		hashKnown = true
-	}
-	if p.WalkDone {
-		return hash, hashKnown
-	}
-	if p.KnownFiles <= p.Walked || p.Walked == 0 {
-		return 0, false
-	}
-	walk := time.Duration(float64(el) * float64(p.KnownFiles-p.Walked) / float64(p.Walked))
-	if hashKnown {
-		return max(walk, hash), true
-	}
-	return walk, true
 }

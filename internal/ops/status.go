@@ -404,8 +404,8 @@ func (s *Service) syncStatus(ctx context.Context, st *Status, now time.Time) {
 	}
 	st.Sync.Running = true
 	sp := &SyncProgress{Started: p.Started.UTC(), Walked: p.Walked, WalkDone: p.WalkDone, Hashed: p.Hashed,
-		ToHash: p.ToHash, HashedBytes: p.HashedBytes, KnownFiles: p.KnownFiles, MBPerSecond: app.SyncMBps(p, now), ETA: "unknown"}
-	if eta, ok := app.SyncETA(p, now); ok {
+		ToHash: p.ToHash, HashedBytes: p.HashedBytes, KnownFiles: p.KnownFiles, MBPerSecond: p.MBps(now), ETA: "unknown"}
+	if eta, ok := p.ETA(now); ok {
 		secs := eta.Seconds()
 		sp.ETASeconds, sp.ETA = &secs, eta.Round(time.Second).String()
 	}
