@@ -35,9 +35,9 @@ func (f *followUps) after(sched *scheduler.Scheduler, unsettled int) {
 }
 
 // syncHooks wires the scheduler into POST /api/sync.
-func syncHooks(sched **scheduler.Scheduler) (request func(ctx context.Context) error, trigger func()) {
+func syncHooks(sched **scheduler.Scheduler) (request func(ctx context.Context) error, trigger func(reason string)) {
 	return func(ctx context.Context) error { return (*sched).Request(ctx, "requested") },
-		func() { (*sched).Trigger("requested") }
+		func(reason string) { (*sched).Trigger(reason) }
 }
 
 // holdStateLock takes STATE_DIRECTORY's lock for `run`; another live homeindexd on the same

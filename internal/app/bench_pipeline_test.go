@@ -153,7 +153,7 @@ func benchTestEnv(b *testing.B, n int) *testEnv {
 
 // startB is start for benchmarks (no Cleanup registration).
 func (p *pipelineEnv) startB(b *testing.B) {
-	p.pipe = p.app.NewPipeline()
+	p.pipe = p.app.NewPipeline(nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
 	p.done = make(chan struct{})
@@ -203,7 +203,7 @@ func BenchmarkDispatcherRefill200k(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer q.Close()
-	d := dispatch.NewDispatcher(cat, q, []dispatch.Module{{Name: "m1", UID: "1", Window: 64}}, zerolog.Nop())
+	d := dispatch.New(dispatch.Config{Modules: []dispatch.Module{{Name: "m1", UID: "1", Window: 64}}}, cat, q, zerolog.Nop())
 	b.ResetTimer()
 	for b.Loop() {
 		b.StopTimer()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/homeindex/homeindex/internal/pipeline"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,7 +19,7 @@ import (
 type pipelineEnv struct {
 	*testEnv
 	redis  *redistest.Server
-	pipe   *Pipeline
+	pipe   *pipeline.Pipeline
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -49,7 +50,7 @@ func (p *pipelineEnv) start() {
 	if p.app == nil {
 		p.open()
 	}
-	p.pipe = p.app.NewPipeline()
+	p.pipe = p.app.NewPipeline(nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
 	p.done = make(chan struct{})
@@ -412,7 +413,7 @@ func TestSecondDaemonIsStandbyAndTakesOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	second := other.NewPipeline()
+	second := other.NewPipeline(nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan struct{})

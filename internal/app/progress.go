@@ -12,21 +12,10 @@ import (
 // ProgressEvery is how often a running sync logs a progress line.
 const ProgressEvery = 10 * time.Second
 
-// SyncRecord is the summary of a finished sync, as status shows it.
-type SyncRecord struct {
-	Reason   string    `json:"reason"`
-	Started  time.Time `json:"started"`
-	Finished time.Time `json:"finished"`
-	// DurationSeconds is Stats.Duration in seconds.
-	DurationSeconds float64        `json:"duration_seconds"`
-	Stats           filesync.Stats `json:"stats"`
-	Error           string         `json:"error,omitempty"`
-}
-
 // syncState keeps the last sync and the sync count for status and metrics.
 type syncState struct {
 	mu     sync.Mutex
-	last   *SyncRecord
+	last   *filesync.SyncRecord
 	loaded bool
 	count  int64 // syncs finished since start
 	failed int64 // of which ended with an error
@@ -34,12 +23,12 @@ type syncState struct {
 
 // LastSync returns the last finished sync (this run's, or the one persisted by an earlier
 // run), and how many syncs finished and failed since start.
-func (a *App) LastSync(ctx context.Context) (last *SyncRecord, count, failed int64) {
+func (a *App) LastSync(ctx context.Context) (last *filesync.SyncRecord, count, failed int64) {
 	s := &a.syncs
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.loaded {
-		var r SyncRecord
+		var r filesync.SyncRecord
 		if ok, err := a.Catalog.MetaJSON(ctx, catalog.MetaLastSync, &r); err == nil {
 			s.loaded = true
 			if ok && s.last == nil {
@@ -55,7 +44,7 @@ func (a *App) SyncProgress() filesync.Progress { return a.Syncer.Progress() }
 
 // recordSync keeps and persists a finished sync's summary.
 func (a *App) recordSync(ctx context.Context, reason string, st filesync.Stats, err error) {
-	r := &SyncRecord{Reason: reason, Started: st.Started.UTC(), Finished: st.Started.Add(st.Duration).UTC(),
+	r := &filesync.SyncRecord{Reason: reason, Started: st.Started.UTC(), Finished: st.Started.Add(st.Duration).UTC(),
 		DurationSeconds: st.Duration.Seconds(), Stats: st}
 	if err != nil {
 		r.Error = err.Error()

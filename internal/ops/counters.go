@@ -53,7 +53,7 @@ func addReap(a, b reaper.Stats) reaper.Stats {
 // Counters reads the cumulative counts.
 func (s *Service) Counters(ctx context.Context) Counters {
 	c := Counters{Finished: s.rates.Totals()}
-	_, c.Syncs, c.SyncsFailed = s.app.LastSync(ctx)
+	_, c.Syncs, c.SyncsFailed = s.cfg.Files.LastSync(ctx)
 	if s.pipe == nil {
 		return c
 	}
