@@ -195,3 +195,34 @@ func TestPausedModuleGetsNoNewJobs(t *testing.T) {
 		t.Fatalf("resumed module has %d jobs, want 1", len(items))
 	}
 }
+
+// When a drive appears, the not-started tier-B jobs are taken back so that the drive's
+// documents go before them.
+func TestAppearedDrivePreemptsJobsNotStarted(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.addDoc("b1", "a-regular.txt", "", false, "m1")
+	f.addDoc("b2", "b-regular.txt", "", false, "m1")
+	d := f.dispatcher(2, nil)
+	if err := d.RefillAll(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.addDoc("a1", "archive/usb/x.txt", "usb", true, "m1")
+	if err := d.RefillAll(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if items := f.checkItems("m1"); len(items) != 2 || strings.Contains(strings.Join(items, ""), "archive/usb/") {
+		t.Fatalf("items %v: a full window took the drive's document without a preemption", items)
+	}
+	d.DriveAppeared()
+	if err := d.RefillAll(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	items := f.checkItems("m1")
+	if len(items) == 0 || !strings.Contains(items[0], "archive/usb/") {
+		t.Fatalf("items %v after the drive appeared, want its document at the head", items)
+	}
+	if _, w := d.Counts(); w == 0 {
+		t.Fatal("no tier-B job withdrawn")
+	}
+}
