@@ -293,25 +293,29 @@ func (p *Pipeline) active(ctx context.Context) error {
 
 // keepLock renews the lock; losing it stops the loops (ErrLockLost).
 func (p *Pipeline) keepLock(ctx context.Context) error {
-	t := time.NewTicker(lockTTL / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
+	return every(ctx, lockTTL/3, func() error {
 		if err := p.q().RenewLock(ctx, p.owner, lockTTL); errors.Is(err, queue.ErrLockLost) {
 			return err
 		} else if err != nil && ctx.Err() == nil {
 			p.log.Warn().Err(err).Msg("lock not renewed; retrying")
 		}
-	}
+		return nil
+	})
 }
 
 // watchEpoch notices Redis losing its data while we run.
 func (p *Pipeline) watchEpoch(ctx context.Context) error {
-	t := time.NewTicker(epochEvery)
+	return every(ctx, epochEvery, func() error {
+		if err := p.checkEpoch(ctx); err != nil && ctx.Err() == nil {
+			p.log.Warn().Err(err).Msg("epoch check failed; retrying")
+		}
+		return nil
+	})
+}
+
+// every calls fn every d until ctx ends (nil) or fn returns an error (that error).
+func every(ctx context.Context, d time.Duration, fn func() error) error {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
@@ -319,8 +323,8 @@ func (p *Pipeline) watchEpoch(ctx context.Context) error {
 			return nil
 		case <-t.C:
 		}
-		if err := p.checkEpoch(ctx); err != nil && ctx.Err() == nil {
-			p.log.Warn().Err(err).Msg("epoch check failed; retrying")
+		if err := fn(); err != nil {
+			return err
 		}
 	}
 }
