@@ -1,5 +1,7 @@
-// Package app wires the daemon's components (catalog, metadata directory, search index, sync,
-// outbox) so that the command and the tests build the same thing.
+// Package app assembles the daemon's components (catalog, metadata directory, search index,
+// sync, outbox, and the module pipeline with NewPipeline) so that the command and the tests
+// build the same thing. It decides nothing itself: each rule lives in the package that owns
+// its data (docs/architecture.md has the map).
 package app
 
 import (
