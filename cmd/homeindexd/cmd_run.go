@@ -2,17 +2,16 @@ package main
 
 import (
 	"context"
-
 	"fmt"
-	"github.com/homeindex/homeindex/internal/app"
-	"sync"
 	"time"
 
+	"github.com/homeindex/homeindex/internal/app"
 	"github.com/homeindex/homeindex/internal/httpapi"
 	"github.com/homeindex/homeindex/internal/logging"
 	"github.com/homeindex/homeindex/internal/ops"
 	"github.com/homeindex/homeindex/internal/scheduler"
 	"github.com/homeindex/homeindex/internal/search"
+	"github.com/homeindex/homeindex/internal/supervise"
 )
 
 // shutdownTimeout bounds how long a stop waits for the HTTP server.
@@ -47,18 +46,20 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 		return err
 	}
 
-	pipe := a.NewPipeline() // nil without MODULES
+	rates := ops.NewRates(time.Now())
+	pipe := a.NewPipeline(rates.Finished) // nil without MODULES
 	checks := []httpapi.Check{{Name: "catalog", Fn: a.Catalog.Ping}}
+	opsCfg := ops.Config{Version: version, Daemon: cfg, Catalog: a.Catalog, Files: a, Outbox: a.Outbox, Rates: rates}
 	if pipe != nil {
 		checks = append(checks, httpapi.Check{Name: "redis", Fn: pipe.Ping})
 		if err := pipe.Pauses().Load(ctx); err != nil {
 			return err
 		}
+		opsCfg.Pipeline = pipe
 	}
 	var sched *scheduler.Scheduler
-	requestSync, triggerSync := syncHooks(&sched, a)
-	opsSvc := ops.New(ops.Config{Version: version, RequestSync: requestSync, TriggerSync: triggerSync},
-		a, pipe, logging.Component(log, "ops"))
+	opsCfg.RequestSync, opsCfg.TriggerSync = syncHooks(&sched, a)
+	opsSvc := ops.New(opsCfg, logging.Component(log, "ops"))
 	var srv *httpapi.Server
 	if cfg.HTTPAddr != "" {
 		opts := []httpapi.Option{
@@ -84,8 +85,6 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 		log.Info().Str("addr", srv.Addr()).Msg("http listening")
 	}
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	follow := &followUps{settle: cfg.Watch.Settle}
 	sched = scheduler.New(cfg.Schedule, func(ctx context.Context, reason string) error {
 		st, err := a.SyncOnce(ctx, reason)
@@ -97,44 +96,32 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 	}, logging.Component(log, "scheduler"))
 	watcher := a.NewWatcher(sched.Trigger)
 
-	var wg sync.WaitGroup
-	errc := make(chan error, 6)
-	spawn := func(name string, fn func() error) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := fn(); err != nil {
-				errc <- fmt.Errorf("%s: %w", name, err)
-			}
-		}()
-	}
-	spawn("scheduler", func() error { return sched.Run(ctx) })
-	spawn("outbox", func() error { return a.Outbox.Run(ctx) })
-	spawn("purge", func() error { return a.RunPurge(ctx) }) // missing documents past MISSING_RETENTION
-	opsSvc.SetSyncRequester(sched.Trigger)
-	spawn("watcher", func() error { return watcher.Run(ctx) })
-	if srv != nil {
-		spawn("http", srv.Serve)
-	}
+	// Shutdown order: the group stops the last added first (supervise). So intake stops
+	// first (HTTP, then the watcher and the scheduler: no new syncs), then the operator's
+	// trimming and the module pipeline (which gives the Redis lock back), and the outbox
+	// last, so that it writes out what the syncs and merges committed before it stops.
+	var g supervise.Group
+	g.Add("outbox", a.Outbox.Run)
+	g.Add("purge", a.RunPurge) // missing documents past MISSING_RETENTION
 	if pipe != nil {
-		spawn("pipeline", func() error { return pipe.Run(ctx) })
-		spawn("ops", func() error { return opsSvc.Run(ctx) })
+		g.Add("pipeline", pipe.Run)
+		g.Add("ops", opsSvc.Run)
 	}
-
-	var runErr error
-	select {
-	case <-ctx.Done():
-		log.Info().Msg("stopping")
-	case runErr = <-errc:
-		log.Error().Err(runErr).Msg("component failed; stopping")
-	}
-	cancel()
+	g.Add("scheduler", sched.Run)
+	g.Add("watcher", watcher.Run)
 	if srv != nil {
-		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
-		_ = srv.Shutdown(sctx)
-		scancel()
+		g.AddServer("http", srv.Serve, func() {
+			sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+			defer scancel()
+			_ = srv.Shutdown(sctx)
+		})
 	}
-	wg.Wait()
+	stopping := context.AfterFunc(ctx, func() { log.Info().Msg("stopping") })
+	err = g.Run(ctx)
+	stopping()
+	if err != nil {
+		log.Error().Err(err).Msg("component failed; stopped the others")
+	}
 	log.Info().Msg("stopped")
-	return runErr
+	return err
 }

@@ -38,7 +38,7 @@ func (f *followUps) after(sched *scheduler.Scheduler, unsettled int) {
 // outbox before it answers, so what the sync found is searchable when `homeindexd sync`
 // returns beside a daemon, as it is when the command runs alone (the outbox's own loop
 // would apply it a gather interval later).
-func syncHooks(sched **scheduler.Scheduler, a *app.App) (request func(ctx context.Context) error, trigger func()) {
+func syncHooks(sched **scheduler.Scheduler, a *app.App) (request func(ctx context.Context) error, trigger func(reason string)) {
 	return func(ctx context.Context) error {
 			if err := (*sched).Request(ctx, "requested"); err != nil {
 				return err
@@ -46,7 +46,7 @@ func syncHooks(sched **scheduler.Scheduler, a *app.App) (request func(ctx contex
 			_, err := a.Outbox.Drain(ctx)
 			return err
 		},
-		func() { (*sched).Trigger("requested") }
+		func(reason string) { (*sched).Trigger(reason) }
 }
 
 // holdStateLock takes STATE_DIRECTORY's lock for `run`; another live homeindexd on the same

@@ -1,5 +1,7 @@
-// Package app wires the daemon's components (catalog, metadata directory, search index, sync,
-// outbox) so that the command and the tests build the same thing.
+// Package app assembles the daemon's components (catalog, metadata directory, search index,
+// sync, outbox, and the module pipeline with NewPipeline) so that the command and the tests
+// build the same thing. It decides nothing itself: each rule lives in the package that owns
+// its data (docs/architecture.md has the map).
 package app
 
 import (
@@ -9,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -21,6 +24,7 @@ import (
 	"github.com/homeindex/homeindex/internal/logging"
 	"github.com/homeindex/homeindex/internal/metadata"
 	"github.com/homeindex/homeindex/internal/outbox"
+	"github.com/homeindex/homeindex/internal/pipeline"
 	"github.com/homeindex/homeindex/internal/search"
 	"github.com/homeindex/homeindex/internal/watch"
 )
@@ -41,8 +45,9 @@ type App struct {
 	Markers *filesync.Markers
 	Syncer  *filesync.Syncer
 	Outbox  *outbox.Applier
-	// Watcher is the change watcher while `run` runs one (NewWatcher), else nil.
-	Watcher *watch.Watcher
+	watcher *watch.Watcher // the change watcher while `run` runs one (NewWatcher), else nil
+
+	pipe atomic.Pointer[pipeline.Pipeline] // the last NewPipeline's, told when a drive appears
 
 	stateLock func() // releases STATE_DIRECTORY's lock (HoldStateLock); nil when not held
 
@@ -88,6 +93,11 @@ func Open(ctx context.Context, cfg *config.Config, log zerolog.Logger) (*App, er
 		HoldShare:   cfg.Missing.HoldShare,
 		HoldMin:     cfg.Missing.HoldMin,
 		SettleTime:  cfg.Watch.Settle,
+		DriveAppeared: func(string) {
+			if p := a.pipe.Load(); p != nil {
+				p.DriveAppeared()
+			}
+		},
 	}, cat, archive, a.Markers, logging.Component(log, "sync"))
 	a.Outbox = outbox.New(cat, a.Store, a.Index, a.Markers, logging.Component(log, "outbox"))
 	a.Outbox.ChunkOptions = chunk.Options{Tokens: cfg.Pipeline.ChunkTokens, Overlap: cfg.Pipeline.ChunkOverlap}
@@ -95,7 +105,7 @@ func Open(ctx context.Context, cfg *config.Config, log zerolog.Logger) (*App, er
 		if err := ConfigureIndex(ctx, a.Index, cfg); err != nil {
 			return err
 		}
-		n, err := a.ReconcileIndex(ctx)
+		n, err := a.Outbox.ReconcileIndex(ctx, cfg.ModuleNames())
 		if err != nil {
 			return fmt.Errorf("reconcile search index: %w", err)
 		}
@@ -106,6 +116,18 @@ func Open(ctx context.Context, cfg *config.Config, log zerolog.Logger) (*App, er
 		return nil
 	}
 	return a, nil
+}
+
+// NewPipeline builds the module pipeline over this App's catalog, metadata directory and
+// outbox (nil without MODULES); drives appearing in a sync are reported to it. onFinished,
+// when set, is called after each job the merger finishes (pipeline.Config.OnFinished).
+func (a *App) NewPipeline(onFinished func(module, docID string)) *pipeline.Pipeline {
+	p := pipeline.New(pipeline.Config{Daemon: a.Config, Catalog: a.Catalog, Store: a.Store, Outbox: a.Outbox,
+		Log: a.Log, Predecessor: a.predecessor, OnFinished: onFinished})
+	if p != nil {
+		a.pipe.Store(p)
+	}
+	return p
 }
 
 // wrapIndex, when set (by tests only), wraps the index Open opened, e.g. to count its writes.
@@ -212,6 +234,10 @@ func (a *App) SyncOnce(ctx context.Context, reason string) (filesync.Stats, erro
 		Int("errors", st.Errors).Int("unsettled", st.Unsettled).Msg("completed file sync")
 	return st, err
 }
+
+// Verify compares the catalog with the metadata directory and the search index
+// (outbox.Applier.Verify); run it when the outbox is drained.
+func (a *App) Verify(ctx context.Context) ([]string, error) { return a.Outbox.Verify(ctx) }
 
 // Close closes the index and the catalog.
 func (a *App) Close() error {

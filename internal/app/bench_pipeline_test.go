@@ -15,9 +15,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/homeindex/homeindex/internal/catalog"
-
+	"github.com/homeindex/homeindex/internal/dispatch"
 	"github.com/homeindex/homeindex/internal/queue"
-	"github.com/homeindex/homeindex/internal/scheduler"
 	"github.com/homeindex/homeindex/internal/testutil/redistest"
 	"github.com/homeindex/homeindex/protocol"
 	"github.com/homeindex/homeindex/redisconn"
@@ -155,7 +154,7 @@ func benchTestEnv(b *testing.B, n int) *testEnv {
 
 // startB is start for benchmarks (no Cleanup registration).
 func (p *pipelineEnv) startB(b *testing.B) {
-	p.pipe = p.app.NewPipeline()
+	p.pipe = p.app.NewPipeline(nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
 	p.done = make(chan struct{})
@@ -204,7 +203,7 @@ func BenchmarkDispatcherRefill200k(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer q.Close()
-	d := scheduler.NewDispatcher(cat, q, []scheduler.Module{{Name: "m1", UID: "1", Window: 64}}, zerolog.Nop())
+	d := dispatch.New(dispatch.Config{Modules: []dispatch.Module{{Name: "m1", UID: "1", Window: 64}}}, cat, q, zerolog.Nop())
 	b.ResetTimer()
 	for b.Loop() {
 		b.StopTimer()

@@ -70,19 +70,10 @@ func (a *App) ConfirmMissing(ctx context.Context) error {
 	return nil
 }
 
-// MissingState is what status and metrics show about missing files.
-type MissingState struct {
-	Documents int64                   `json:"documents"` // missing documents kept on disk
-	Retention time.Duration           `json:"-"`
-	Purged    int64                   `json:"purged"` // documents purged after their retention
-	Confirm   bool                    `json:"confirm_pending"`
-	Report    *filesync.MissingReport `json:"report"`
-}
-
 // Missing reads the missing-files state: counts from the catalog, the last sync's report from
 // this process or, before its first sync, from the catalog.
-func (a *App) Missing(ctx context.Context) (MissingState, error) {
-	st := MissingState{Retention: a.Config.Missing.Retention}
+func (a *App) Missing(ctx context.Context) (filesync.MissingState, error) {
+	st := filesync.MissingState{Retention: a.Config.Missing.Retention}
 	var err error
 	if st.Documents, err = a.Catalog.CountMissing(ctx); err != nil {
 		return st, err

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/homeindex/homeindex/internal/filesync"
 )
 
 // moduleOutput writes a file into a document's by-id directory, as a module would.
@@ -20,7 +22,7 @@ func (e *testEnv) moduleOutput(id string) string {
 	return p
 }
 
-func (e *testEnv) missingState() MissingState {
+func (e *testEnv) missingState() filesync.MissingState {
 	e.t.Helper()
 	st, err := e.app.Missing(e.ctx)
 	if err != nil {

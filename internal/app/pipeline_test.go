@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/homeindex/homeindex/internal/pipeline"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,11 +15,14 @@ import (
 	"github.com/homeindex/homeindex/internal/testutil/redistest"
 )
 
-// pipelineEnv is a testEnv with a real redis-server and the pipeline running.
+// pipelineEnv is a testEnv with a real redis-server and the pipeline running. The tests here
+// check the wiring end to end (sync, outbox, pipeline, workers speaking the raw protocol); the
+// pipeline's and the dispatcher's own rules are specified in internal/pipeline and
+// internal/dispatch.
 type pipelineEnv struct {
 	*testEnv
 	redis  *redistest.Server
-	pipe   *Pipeline
+	pipe   *pipeline.Pipeline
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -49,7 +53,7 @@ func (p *pipelineEnv) start() {
 	if p.app == nil {
 		p.open()
 	}
-	p.pipe = p.app.NewPipeline()
+	p.pipe = p.app.NewPipeline(nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
 	p.done = make(chan struct{})
@@ -178,20 +182,6 @@ func TestPipelineRunsEveryFileThroughTheChain(t *testing.T) {
 	}
 }
 
-func TestArchiveTierRunsFirst(t *testing.T) {
-	p := newPipelineEnv(t, modulesYAML("m1"), "DISPATCH_WINDOW", "2")
-	for i := 0; i < 4; i++ {
-		p.write(fmt.Sprintf("b%d.txt", i), fmt.Sprintf("regular %d", i))
-		p.write(fmt.Sprintf("archive/d1/a%d.txt", i), fmt.Sprintf("archived %d", i))
-	}
-	p.start()
-	p.syncNow()
-	w := p.worker("m1", note("x", 1))
-	p.settle(30 * time.Second)
-	assertTierAFirst(t, w.record(), func(r workerRun) bool { return p.doc(r.ID).HasArchivePaths })
-}
-
-// assertTierAFirst checks that every tier-A run ended before any tier-B run started.
 func assertTierAFirst(t *testing.T, runs []workerRun, tierA func(workerRun) bool) {
 	t.Helper()
 	var lastA, firstB time.Time
@@ -351,83 +341,4 @@ func TestTimedOutJobIsReapedAndRetried(t *testing.T) {
 	if st := p.pipe.Reaper().Stats(); st.Requeued+st.Retrying == 0 {
 		t.Fatalf("reaper stats: %+v", st)
 	}
-}
-
-func TestModuleChangeRequeuesFromTheChangePoint(t *testing.T) {
-	p := newPipelineEnv(t, modulesYAML("m1", "m2", "m3"))
-	ids := []string{p.write("a.txt", "a"), p.write("archive/d/b.txt", "b")}
-	p.start()
-	p.syncNow()
-	w1, w2, w3 := p.worker("m1", note("m1", 1)), p.worker("m2", note("m2", 1)), p.worker("m3", note("m3", 1))
-	p.settle(30 * time.Second)
-	w1.stop()
-	w2.stop()
-	w3.stop()
-	runs := func() [3]int { return [3]int{len(w1.record()), len(w2.record()), len(w3.record())} }
-	before := runs()
-	// Restart unchanged: nothing dispatched, nothing runs.
-	p.restart()
-	p.syncNow()
-	p.pipe.Dispatcher().RefillAll(p.ctx)
-	if d, _ := p.pipe.Dispatcher().Counts(); d != 0 {
-		t.Fatalf("unchanged restart dispatched %d jobs", d)
-	}
-	// m2's uid changes: m2 and m3 run again for every file, m1 does not.
-	p.vars["MODULES"] = modulesYAML("m1", "m2@2", "m3")
-	p.restart()
-	waitFor(t, 10*time.Second, "the drive marker to flip to pending", func() bool { s, _ := p.marker("d"); return s == "pending" })
-	n1, n2, n3 := p.worker("m1", note("m1", 2)), p.worker("m2", note("m2", 2)), p.worker("m3", note("m3", 2))
-	p.syncNow()
-	p.settle(30 * time.Second)
-	if before != [3]int{2, 2, 2} || len(n1.record()) != 0 || len(n2.record()) != 2 || len(n3.record()) != 2 {
-		t.Fatalf("runs before %v; after the change m1 %d m2 %d m3 %d, want 0 2 2", before, len(n1.record()), len(n2.record()), len(n3.record()))
-	}
-	if s, _ := p.marker("d"); s != "ready" {
-		t.Fatalf("drive marker %q, want ready", s)
-	}
-	_ = ids
-}
-
-func TestFlushallRedispatchesEverythingInFlight(t *testing.T) {
-	p := newPipelineEnv(t, modulesYAML("m1"))
-	for i := 0; i < 6; i++ {
-		p.write(fmt.Sprintf("f%d.txt", i), fmt.Sprint(i))
-	}
-	p.start()
-	p.syncNow()
-	waitFor(t, 10*time.Second, "jobs queued", func() bool {
-		n, _ := p.redis.Client().LLen(p.ctx, "m1:check").Result()
-		return n > 0
-	})
-	p.redis.Flush()
-	p.worker("m1", note("x", 1))
-	p.settle(60 * time.Second)
-}
-
-func TestSecondDaemonIsStandbyAndTakesOver(t *testing.T) {
-	p := newPipelineEnv(t, modulesYAML("m1"))
-	p.start()
-	other, err := Open(p.ctx, p.app.Config, p.app.Log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	second := other.NewPipeline()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan struct{})
-	go func() { defer close(done); _ = second.Run(ctx) }()
-	select {
-	case <-second.Ready():
-		t.Fatal("second daemon became active while the first holds the lock")
-	case <-time.After(500 * time.Millisecond): // bounded observation that it stays standby
-	}
-	p.stop() // the first daemon stops and releases the lock
-	select {
-	case <-second.Ready():
-	case <-time.After(30 * time.Second):
-		t.Fatal("standby did not take over")
-	}
-	cancel()
-	<-done
 }

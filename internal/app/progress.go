@@ -12,21 +12,10 @@ import (
 // ProgressEvery is how often a running sync logs a progress line.
 const ProgressEvery = 10 * time.Second
 
-// SyncRecord is the summary of a finished sync, as status shows it.
-type SyncRecord struct {
-	Reason   string    `json:"reason"`
-	Started  time.Time `json:"started"`
-	Finished time.Time `json:"finished"`
-	// DurationSeconds is Stats.Duration in seconds.
-	DurationSeconds float64        `json:"duration_seconds"`
-	Stats           filesync.Stats `json:"stats"`
-	Error           string         `json:"error,omitempty"`
-}
-
 // syncState keeps the last sync and the sync count for status and metrics.
 type syncState struct {
 	mu     sync.Mutex
-	last   *SyncRecord
+	last   *filesync.SyncRecord
 	loaded bool
 	count  int64 // syncs finished since start
 	failed int64 // of which ended with an error
@@ -34,12 +23,12 @@ type syncState struct {
 
 // LastSync returns the last finished sync (this run's, or the one persisted by an earlier
 // run), and how many syncs finished and failed since start.
-func (a *App) LastSync(ctx context.Context) (last *SyncRecord, count, failed int64) {
+func (a *App) LastSync(ctx context.Context) (last *filesync.SyncRecord, count, failed int64) {
 	s := &a.syncs
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.loaded {
-		var r SyncRecord
+		var r filesync.SyncRecord
 		if ok, err := a.Catalog.MetaJSON(ctx, catalog.MetaLastSync, &r); err == nil {
 			s.loaded = true
 			if ok && s.last == nil {
@@ -55,7 +44,7 @@ func (a *App) SyncProgress() filesync.Progress { return a.Syncer.Progress() }
 
 // recordSync keeps and persists a finished sync's summary.
 func (a *App) recordSync(ctx context.Context, reason string, st filesync.Stats, err error) {
-	r := &SyncRecord{Reason: reason, Started: st.Started.UTC(), Finished: st.Started.Add(st.Duration).UTC(),
+	r := &filesync.SyncRecord{Reason: reason, Started: st.Started.UTC(), Finished: st.Started.Add(st.Duration).UTC(),
 		DurationSeconds: st.Duration.Seconds(), Stats: st}
 	if err != nil {
 		r.Error = err.Error()
@@ -93,8 +82,8 @@ func (a *App) logProgress(every time.Duration) (stop func()) {
 				}
 				ev := a.Log.Info().Int64("walked", p.Walked).Bool("walk_done", p.WalkDone).
 					Int64("hashed", p.Hashed).Int64("to_hash", p.ToHash).
-					Float64("mb_per_s", SyncMBps(p, now))
-				if eta, ok := SyncETA(p, now); ok {
+					Float64("mb_per_s", p.MBps(now))
+				if eta, ok := p.ETA(now); ok {
 					ev = ev.Str("eta", eta.Round(time.Second).String())
 				} else {
 					ev = ev.Str("eta", "unknown")
@@ -104,42 +93,4 @@ func (a *App) logProgress(every time.Duration) (stop func()) {
 		}
 	}()
 	return func() { close(done); wg.Wait() }
-}
-
-// SyncMBps is the hashing throughput of a running sync, in MB (10^6 bytes) per second.
-func SyncMBps(p filesync.Progress, now time.Time) float64 {
-	el := now.Sub(p.Started).Seconds()
-	if el <= 0 {
-		return 0
-	}
-	return float64(p.HashedBytes) / 1e6 / el
-}
-
-// SyncETA estimates how long a running sync has left: once the walk is done, the bytes left
-// to hash at the hashing rate so far; while walking, the files the catalog knew and the walk
-// has not reached yet at the walk's rate (or the hashing backlog if longer). ok is false when
-// nothing supports an estimate (a first sync still walking, nothing hashed yet).
-func SyncETA(p filesync.Progress, now time.Time) (time.Duration, bool) {
-	el := now.Sub(p.Started)
-	if !p.Running || el <= 0 {
-		return 0, false
-	}
-	left := p.ToHashBytes - p.HashedBytes
-	var hash time.Duration
-	hashKnown := left == 0
-	if left > 0 && p.HashedBytes > 0 {
-		hash = time.Duration(float64(el) * float64(left) / float64(p.HashedBytes))
-		hashKnown = true
-	}
-	if p.WalkDone {
-		return hash, hashKnown
-	}
-	if p.KnownFiles <= p.Walked || p.Walked == 0 {
-		return 0, false
-	}
-	walk := time.Duration(float64(el) * float64(p.KnownFiles-p.Walked) / float64(p.Walked))
-	if hashKnown {
-		return max(walk, hash), true
-	}
-	return walk, true
 }

@@ -70,7 +70,7 @@ func TestReconcileRebuildsLostIndex(t *testing.T) {
 	// A start with the index in line re-dirties nothing.
 	e.close()
 	a = e.open()
-	if n, err := a.ReconcileIndex(e.ctx); err != nil || n != 0 {
+	if n, err := a.Outbox.ReconcileIndex(e.ctx, a.Config.ModuleNames()); err != nil || n != 0 {
 		t.Fatalf("reconcile of an index in line: %d, %v", n, err)
 	}
 }

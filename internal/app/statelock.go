@@ -3,14 +3,12 @@ package app
 import (
 	"os"
 	"path/filepath"
-	"strings"
+
+	"github.com/homeindex/homeindex/internal/pipeline"
 )
 
-// State-directory files of the Redis lock's bookkeeping.
-const (
-	processLockFile = "daemon.lock"      // flock-ed by the live homeindexd using this directory
-	lockOwnerFile   = "redis-lock-owner" // the Redis lock token this directory's daemon last held
-)
+// processLockFile, in STATE_DIRECTORY, is flock-ed by the live homeindexd using the directory.
+const processLockFile = "daemon.lock"
 
 // predecessor returns the Redis lock token of this state directory's previous homeindexd when
 // that process is certainly dead: this process holds the directory's flock (so no other live
@@ -23,22 +21,7 @@ func predecessor(stateDir string) (token string, release func()) {
 	if unlock == nil {
 		return "", func() {}
 	}
-	b, err := os.ReadFile(filepath.Join(stateDir, lockOwnerFile))
-	if err != nil {
-		return "", unlock
-	}
-	return strings.TrimSpace(string(b)), unlock
-}
-
-// recordOwner writes the token this daemon holds the Redis lock with (best effort: without it
-// a restart merely waits for the TTL).
-func recordOwner(stateDir, owner string) error {
-	path := filepath.Join(stateDir, lockOwnerFile)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(owner+"\n"), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return pipeline.LastOwner(stateDir), unlock
 }
 
 // HoldStateLock takes STATE_DIRECTORY's lock for the life of the App (Close gives it back)
@@ -52,17 +35,14 @@ func (a *App) HoldStateLock() bool {
 	return a.stateLock != nil
 }
 
-// predecessorOf is predecessor for this App: when it holds the state lock already (a second
-// flock from the same process would fail), the recorded token is read as is.
-func (a *App) predecessorOf(stateDir string) (token string, release func()) {
+// predecessor is the package function for this App (pipeline.Config.Predecessor): when it
+// holds the state lock already (a second flock from the same process would fail), the
+// recorded token is read as is.
+func (a *App) predecessor() (token string, release func()) {
 	if a.stateLock == nil {
-		return predecessor(stateDir)
+		return predecessor(a.Config.StateDirectory)
 	}
-	b, err := os.ReadFile(filepath.Join(stateDir, lockOwnerFile))
-	if err != nil {
-		return "", func() {}
-	}
-	return strings.TrimSpace(string(b)), func() {}
+	return pipeline.LastOwner(a.Config.StateDirectory), func() {}
 }
 
 // StateDirBusy says whether another process holds stateDir's lock (a running homeindexd). It

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"github.com/homeindex/homeindex/internal/pipeline"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,10 +24,10 @@ func TestRestartTakesItsDeadPredecessorsLock(t *testing.T) {
 	if err := rdb.Set(p.ctx, protocol.LockKey, "other-host:1:1", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(p.state, lockOwnerFile), []byte("this-host:1:1\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(p.state, pipeline.LockOwnerFile), []byte("this-host:1:1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	pipe := p.app.NewPipeline()
+	pipe := p.app.NewPipeline(nil)
 	stop := runPipeline(t, pipe)
 	select {
 	case <-pipe.Ready():
@@ -39,7 +40,7 @@ func TestRestartTakesItsDeadPredecessorsLock(t *testing.T) {
 	if err := rdb.Set(p.ctx, protocol.LockKey, "this-host:1:1", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
-	pipe = p.app.NewPipeline()
+	pipe = p.app.NewPipeline(nil)
 	stop = runPipeline(t, pipe)
 	defer stop()
 	select {
@@ -48,17 +49,17 @@ func TestRestartTakesItsDeadPredecessorsLock(t *testing.T) {
 		t.Fatal("did not take over the dead predecessor's lock")
 	}
 	holder, err := rdb.Get(p.ctx, protocol.LockKey).Result()
-	if err != nil || holder != pipe.owner {
-		t.Fatalf("lock holder %q (%v), want %q", holder, err, pipe.owner)
+	if err != nil || holder != pipe.Owner() {
+		t.Fatalf("lock holder %q (%v), want %q", holder, err, pipe.Owner())
 	}
-	b, err := os.ReadFile(filepath.Join(p.state, lockOwnerFile))
-	if err != nil || strings.TrimSpace(string(b)) != pipe.owner {
-		t.Fatalf("recorded owner %q (%v), want %q", b, err, pipe.owner)
+	b, err := os.ReadFile(filepath.Join(p.state, pipeline.LockOwnerFile))
+	if err != nil || strings.TrimSpace(string(b)) != pipe.Owner() {
+		t.Fatalf("recorded owner %q (%v), want %q", b, err, pipe.Owner())
 	}
 }
 
 // runPipeline runs pipe until the returned stop is called (stop waits for Run to return).
-func runPipeline(t *testing.T, pipe *Pipeline) (stop func()) {
+func runPipeline(t *testing.T, pipe *pipeline.Pipeline) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

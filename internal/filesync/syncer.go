@@ -269,6 +269,3 @@ func (r *syncRun) announceDrives() {
 		r.s.cfg.DriveAppeared(d)
 	}
 }
-
-// SetDriveAppeared sets the hook called when a drive becomes present (before any Sync).
-func (s *Syncer) SetDriveAppeared(fn func(name string)) { s.cfg.DriveAppeared = fn }

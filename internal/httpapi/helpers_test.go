@@ -15,6 +15,7 @@ import (
 	"github.com/homeindex/homeindex/internal/app"
 	"github.com/homeindex/homeindex/internal/config"
 	"github.com/homeindex/homeindex/internal/ops"
+	"github.com/homeindex/homeindex/internal/pipeline"
 	"github.com/homeindex/homeindex/internal/search"
 )
 
@@ -22,7 +23,7 @@ import (
 // the server on a loopback port.
 type daemon struct {
 	app  *app.App
-	pipe *app.Pipeline
+	pipe *pipeline.Pipeline
 	svc  *ops.Service
 	srv  *Server
 	base string
@@ -57,13 +58,15 @@ func startDaemon(t *testing.T, vars map[string]string, opts ...Option) *daemon {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &daemon{app: a, pipe: a.NewPipeline()}
+	d := &daemon{app: a, pipe: a.NewPipeline(nil)}
+	opsCfg := ops.Config{Version: "test", Daemon: cfg, Catalog: a.Catalog, Files: a, Outbox: a.Outbox}
 	if d.pipe != nil {
 		if err := d.pipe.Pauses().Load(ctx); err != nil {
 			t.Fatal(err)
 		}
+		opsCfg.Pipeline = d.pipe
 	}
-	d.svc = ops.New(ops.Config{Version: "test"}, a, d.pipe, log)
+	d.svc = ops.New(opsCfg, log)
 	d.srv, err = New("127.0.0.1:0", nil, append([]Option{WithOps(d.svc, search.IndexSearcher{Index: a.Index, Drives: a.Catalog.Drives}, log)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)

@@ -21,9 +21,8 @@ func BenchmarkMerge(b *testing.B) {
 }
 
 func benchMerge(b *testing.B, content string) {
-	f := newFixture(b, Config{})
 	merged := 0
-	f.m.OnMerged(func(string, string) { merged++ }) // the fixture's channel would fill up
+	f := newFixture(b, Config{OnMerged: func(string, string) { merged++ }}) // the fixture's channel would fill up
 	ids := make([]string, b.N)
 	now := time.Now()
 	items := make([]queue.Item, b.N)

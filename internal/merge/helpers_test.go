@@ -92,9 +92,10 @@ func newFixture(t testing.TB, cfg Config) *fixture {
 
 // newMerger builds a merger on the fixture's parts, as a daemon (re)start does.
 func (f *fixture) newMerger(cfg Config) *Merger {
-	m := New(cfg, f.q, f.cat, f.store, zerolog.New(f.logs))
-	m.OnMerged(func(id, module string) { f.merged <- [2]string{id, module} })
-	return m
+	if cfg.OnMerged == nil {
+		cfg.OnMerged = func(id, module string) { f.merged <- [2]string{id, module} }
+	}
+	return New(cfg, f.q, f.cat, f.store, zerolog.New(f.logs))
 }
 
 // addDoc creates a live document with one path (on drive when drive is not "") whose `next`

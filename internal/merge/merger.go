@@ -2,7 +2,6 @@ package merge
 
 import (
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -39,6 +38,10 @@ type Config struct {
 	Block time.Duration
 	// Batch is the most results taken and merged in one catalog transaction.
 	Batch int
+	// OnMerged, when set, is called after each applied merge, and after each park the merger
+	// records (the document changed either way): the daemon wakes the outbox and the
+	// dispatcher. It must not block.
+	OnMerged func(docID, module string)
 }
 
 func (c Config) withDefaults() Config {
@@ -77,9 +80,6 @@ type Merger struct {
 	store *metadata.Store
 	log   zerolog.Logger
 
-	mu       sync.Mutex
-	onMerged func(docID, module string)
-
 	stats counters
 
 	backoffMin, backoffMax time.Duration
@@ -95,19 +95,8 @@ func New(cfg Config, q *queue.Client, cat *catalog.Catalog, store *metadata.Stor
 		backoffMin: backoffMin, backoffMax: backoffMax}
 }
 
-// OnMerged sets fn to be called after each applied merge, and after each park the merger
-// records (the document changed either way): the daemon wakes the outbox and the dispatcher.
-// fn must not block.
-func (m *Merger) OnMerged(fn func(docID, module string)) {
-	m.mu.Lock()
-	m.onMerged = fn
-	m.mu.Unlock()
-}
-
 func (m *Merger) notify(docID, module string) {
-	m.mu.Lock()
-	fn := m.onMerged
-	m.mu.Unlock()
+	fn := m.cfg.OnMerged
 	if fn != nil {
 		fn(docID, module)
 	}

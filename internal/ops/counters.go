@@ -4,9 +4,9 @@ import (
 	"context"
 	"sync"
 
+	"github.com/homeindex/homeindex/internal/dispatch"
 	"github.com/homeindex/homeindex/internal/merge"
 	"github.com/homeindex/homeindex/internal/reaper"
-	"github.com/homeindex/homeindex/internal/scheduler"
 )
 
 // Counters are the daemon's cumulative counts since start, for /metrics. The pipeline builds a
@@ -34,7 +34,7 @@ type accumulator struct {
 	reaper    *reaper.Reaper
 	reapBase  reaper.Stats
 	reapLast  reaper.Stats
-	disp      *scheduler.Dispatcher
+	disp      *dispatch.Dispatcher
 	dispBase  [2]int64
 	dispLast  [2]int64
 }
@@ -53,7 +53,7 @@ func addReap(a, b reaper.Stats) reaper.Stats {
 // Counters reads the cumulative counts.
 func (s *Service) Counters(ctx context.Context) Counters {
 	c := Counters{Finished: s.rates.Totals()}
-	_, c.Syncs, c.SyncsFailed = s.app.LastSync(ctx)
+	_, c.Syncs, c.SyncsFailed = s.cfg.Files.LastSync(ctx)
 	if s.pipe == nil {
 		return c
 	}

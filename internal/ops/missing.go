@@ -29,7 +29,7 @@ type MissingStatus struct {
 }
 
 func (s *Service) missingStatus(ctx context.Context, st *Status) error {
-	m, err := s.app.Missing(ctx)
+	m, err := s.cfg.Files.Missing(ctx)
 	if err != nil {
 		return err
 	}
@@ -57,17 +57,14 @@ type ConfirmResult struct {
 	Sync      string `json:"sync"` // "requested" when a sync was asked for, else "next"
 }
 
-// SetSyncRequester lets ConfirmMissing ask the daemon's scheduler for a sync at once.
-func (s *Service) SetSyncRequester(fn func(reason string)) { s.requestSync = fn }
-
 // ConfirmMissing records the operator's confirmation of the held removals (the mass-removal
 // hold, and the files below emptied directories) and asks for a sync that carries them out.
 func (s *Service) ConfirmMissing(ctx context.Context) (*ConfirmResult, error) {
-	m, err := s.app.Missing(ctx)
+	m, err := s.cfg.Files.Missing(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.app.ConfirmMissing(ctx); err != nil {
+	if err := s.cfg.Files.ConfirmMissing(ctx); err != nil {
 		return nil, err
 	}
 	res := &ConfirmResult{Confirmed: true, Sync: "next"}
@@ -77,8 +74,8 @@ func (s *Service) ConfirmMissing(ctx context.Context) (*ConfirmResult, error) {
 			res.HeldPaths += r.Hold.Paths
 		}
 	}
-	if s.requestSync != nil {
-		s.requestSync("missing files confirmed")
+	if s.cfg.TriggerSync != nil {
+		s.cfg.TriggerSync("missing files confirmed")
 		res.Sync = "requested"
 	}
 	return res, nil

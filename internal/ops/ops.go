@@ -16,9 +16,15 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/homeindex/homeindex/internal/app"
 	"github.com/homeindex/homeindex/internal/catalog"
+	"github.com/homeindex/homeindex/internal/config"
+	"github.com/homeindex/homeindex/internal/dispatch"
+	"github.com/homeindex/homeindex/internal/filesync"
+	"github.com/homeindex/homeindex/internal/merge"
+	"github.com/homeindex/homeindex/internal/pipeline"
 	"github.com/homeindex/homeindex/internal/queue"
+	"github.com/homeindex/homeindex/internal/reaper"
+	"github.com/homeindex/homeindex/internal/watch"
 	"github.com/homeindex/homeindex/protocol"
 )
 
@@ -54,22 +60,58 @@ func KindOf(err error) Kind {
 	return 0
 }
 
-// Config tunes a Service.
+// Files is the daemon's file side as the service reads it: the last sync, the running one's
+// progress, the missing files and the change watcher (app.App implements it).
+type Files interface {
+	LastSync(ctx context.Context) (last *filesync.SyncRecord, count, failed int64)
+	SyncProgress() filesync.Progress
+	Missing(ctx context.Context) (filesync.MissingState, error)
+	ConfirmMissing(ctx context.Context) error
+	WatchStatus() *watch.Status
+}
+
+// Pipeline is the module pipeline as the service reads and steers it (pipeline.Pipeline
+// implements it). Its parts are nil until it is Ready.
+type Pipeline interface {
+	Ready() <-chan struct{}
+	Condition() pipeline.Condition
+	Queue() *queue.Client
+	Dispatcher() *dispatch.Dispatcher
+	Reaper() *reaper.Reaper
+	Merger() *merge.Merger
+	Pauses() *dispatch.Pauses
+	// Wake asks the dispatcher for a full pass.
+	Wake()
+}
+
+// Config is what a Service reads and acts on. Daemon, Catalog, Files and Outbox are required.
 type Config struct {
 	Version string
+	// Daemon is the daemon's configuration (MODULES, directories, FAILED_MAX).
+	Daemon  *config.Config
+	Catalog *catalog.Catalog
+	Files   Files
+	// Outbox is woken after a requeue.
+	Outbox interface{ Wake() }
+	// Pipeline is the module pipeline; nil without MODULES (a nil interface, not a nil
+	// pointer in one).
+	Pipeline Pipeline
+	// Rates counts finished jobs for the throughput figures; the pipeline reports to it
+	// (Rates.Finished as pipeline.Config.OnFinished). Nil: a Rates of the Service's own.
+	Rates *Rates
 	// TrimEvery is how often the FAILED_MAX bound is enforced. Zero means 5 s.
 	TrimEvery time.Duration
 	// RequestSync runs a sync now and waits for it; TriggerSync asks for one without waiting
-	// (POST /api/sync). Nil: no scheduler, the endpoint answers 503.
+	// (POST /api/sync, and after the operator confirms missing files). Nil: no scheduler, the
+	// endpoint answers 503.
 	RequestSync func(ctx context.Context) error
-	TriggerSync func()
+	TriggerSync func(reason string)
 }
 
 // Service answers the operator. Build it with New before the pipeline runs.
 type Service struct {
 	cfg     Config
-	app     *app.App
-	pipe    *app.Pipeline // nil without MODULES
+	pipe    Pipeline // nil without MODULES
 	log     zerolog.Logger
 	rates   *Rates
 	now     func() time.Time
@@ -78,22 +120,18 @@ type Service struct {
 	totals  totalsCache
 
 	mu sync.Mutex // serialises the actions that change parked jobs
-
-	requestSync func(reason string) // asks the scheduler for a sync (SetSyncRequester)
 }
 
-// New builds a Service over the app and its pipeline (nil without modules) and hooks the
-// pipeline's finished jobs into the throughput counters.
-func New(cfg Config, a *app.App, pipe *app.Pipeline, log zerolog.Logger) *Service {
+// New builds a Service.
+func New(cfg Config, log zerolog.Logger) *Service {
 	if cfg.TrimEvery <= 0 {
 		cfg.TrimEvery = 5 * time.Second
 	}
 	now := time.Now()
-	s := &Service{cfg: cfg, app: a, pipe: pipe, log: log, rates: NewRates(now), now: time.Now, started: now}
-	if pipe != nil {
-		pipe.OnFinished = func(module, _ string) { s.rates.Observe(module, s.now()) }
+	if cfg.Rates == nil {
+		cfg.Rates = NewRates(now)
 	}
-	return s
+	return &Service{cfg: cfg, pipe: cfg.Pipeline, log: log, rates: cfg.Rates, now: time.Now, started: now}
 }
 
 // queue is the Redis client while the pipeline is connected, else nil.
@@ -120,8 +158,8 @@ func (s *Service) checkModule(name string) error {
 	if name == "" {
 		return errorf(KindBadRequest, "a module name is required")
 	}
-	if !slices.Contains(s.app.Config.ModuleNames(), name) {
-		return errorf(KindNotFound, "module %q is not configured (MODULES has %v)", name, s.app.Config.ModuleNames())
+	if !slices.Contains(s.cfg.Daemon.ModuleNames(), name) {
+		return errorf(KindNotFound, "module %q is not configured (MODULES has %v)", name, s.cfg.Daemon.ModuleNames())
 	}
 	return nil
 }
@@ -147,23 +185,23 @@ func (s *Service) Failed(ctx context.Context, module string, limit int) (*Failed
 		}
 	}
 	out := &FailedList{Parked: []Failure{}, Quarantined: []QuarantineEntry{}, ParkedTotal: map[string]int64{}, ParkedDropped: map[string]int64{}}
-	parked, err := s.app.Catalog.ParkedJobs(ctx, module, limit)
+	parked, err := s.cfg.Catalog.ParkedJobs(ctx, module, limit)
 	if err != nil {
 		return nil, err
 	}
 	for _, p := range parked {
 		out.Parked = append(out.Parked, failureOf(p))
 	}
-	counts, err := s.app.Catalog.ModuleParked(ctx)
+	counts, err := s.cfg.Catalog.ModuleParked(ctx)
 	if err != nil {
 		return nil, err
 	}
-	for _, m := range s.app.Config.ModuleNames() {
+	for _, m := range s.cfg.Daemon.ModuleNames() {
 		if module != "" && m != module {
 			continue
 		}
 		out.ParkedTotal[m] = counts[m]
-		if out.ParkedDropped[m], err = s.app.Catalog.MetaInt(ctx, catalog.MetaParkedDroppedPrefix+m); err != nil {
+		if out.ParkedDropped[m], err = s.cfg.Catalog.MetaInt(ctx, catalog.MetaParkedDroppedPrefix+m); err != nil {
 			return nil, err
 		}
 	}
@@ -216,7 +254,7 @@ func (s *Service) ClearFailed(ctx context.Context, module string) (*Cleared, err
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := &Cleared{}
-	for _, m := range s.app.Config.ModuleNames() {
+	for _, m := range s.cfg.Daemon.ModuleNames() {
 		if module != "" && m != module {
 			continue
 		}
@@ -228,7 +266,7 @@ func (s *Service) ClearFailed(ctx context.Context, module string) (*Cleared, err
 		for _, id := range redisIDs {
 			ids[id] = ""
 		}
-		parked, err := s.app.Catalog.ParkedJobs(ctx, m, 0)
+		parked, err := s.cfg.Catalog.ParkedJobs(ctx, m, 0)
 		if err != nil {
 			return out, err
 		}
@@ -238,7 +276,7 @@ func (s *Service) ClearFailed(ctx context.Context, module string) (*Cleared, err
 		if _, err := q.DropFailed(ctx, m, ids); err != nil {
 			return out, err
 		}
-		n, err := s.app.Catalog.DropParked(ctx, m, ids, false)
+		n, err := s.cfg.Catalog.DropParked(ctx, m, ids, false)
 		if err != nil {
 			return out, err
 		}
@@ -297,7 +335,7 @@ func (s *Service) Retry(ctx context.Context, r RetryRequest) (*Retried, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := &Retried{Retried: map[string]int{}, SkippedPaused: []string{}}
-	for _, m := range s.app.Config.ModuleNames() {
+	for _, m := range s.cfg.Daemon.ModuleNames() {
 		if r.Module != "" && m != r.Module {
 			continue
 		}
@@ -316,7 +354,7 @@ func (s *Service) Retry(ctx context.Context, r RetryRequest) (*Retried, error) {
 		for _, x := range retried {
 			tokens[x.ID] = x.Token
 		}
-		if err := s.app.Catalog.RequeueParked(ctx, m, tokens, s.now().UnixMilli()); err != nil {
+		if err := s.cfg.Catalog.RequeueParked(ctx, m, tokens, s.now().UnixMilli()); err != nil {
 			return out, err
 		}
 		out.Retried[m] = len(retried)
@@ -331,18 +369,18 @@ func (s *Service) Retry(ctx context.Context, r RetryRequest) (*Retried, error) {
 // under it).
 func (s *Service) resolve(ctx context.Context, file string) (string, error) {
 	if docIDRE.MatchString(file) {
-		if id, err := s.app.Catalog.ResolveDocument(ctx, file); err == nil {
+		if id, err := s.cfg.Catalog.ResolveDocument(ctx, file); err == nil {
 			return id, nil
 		}
 	}
-	rel, err := catalog.CleanRelPath(s.app.Config.IndexDirectory, file)
+	rel, err := catalog.CleanRelPath(s.cfg.Daemon.IndexDirectory, file)
 	if err != nil {
 		return "", errorf(KindBadRequest, "%v", err)
 	}
 	if rel == "" {
 		return "", errorf(KindBadRequest, "--file needs a file, not the whole tree")
 	}
-	id, err := s.app.Catalog.ResolveDocument(ctx, rel)
+	id, err := s.cfg.Catalog.ResolveDocument(ctx, rel)
 	if errors.Is(err, catalog.ErrNoSuchDocument) {
 		return "", errorf(KindNotFound, "no file or document %q in the catalog", file)
 	}
@@ -404,17 +442,17 @@ func (s *Service) Requeue(ctx context.Context, r RequeueRequest) (*Requeued, err
 	if err := s.checkModule(r.Module); err != nil {
 		return nil, err
 	}
-	rel, err := catalog.CleanRelPath(s.app.Config.IndexDirectory, string(r.Path))
+	rel, err := catalog.CleanRelPath(s.cfg.Daemon.IndexDirectory, string(r.Path))
 	if err != nil {
 		return nil, errorf(KindBadRequest, "%v", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n, err := s.app.Catalog.RequeueUnder(ctx, r.Module, s.app.Config.ModuleNames(), rel)
+	n, err := s.cfg.Catalog.RequeueUnder(ctx, r.Module, s.cfg.Daemon.ModuleNames(), rel)
 	if err != nil {
 		return nil, err
 	}
-	s.app.Outbox.Wake()
+	s.cfg.Outbox.Wake()
 	s.pipe.Wake()
 	s.log.Info().Str("module", r.Module).Str("path", rel).Int("documents", n).Msg("documents requeued")
 	return &Requeued{Module: r.Module, Path: rel, Documents: n}, nil
@@ -455,14 +493,14 @@ func (s *Service) Trim(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	limit := s.app.Config.Pipeline.FailedMax
+	limit := s.cfg.Daemon.Pipeline.FailedMax
 	if limit <= 0 {
 		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	names := s.app.Config.ModuleNames()
-	counts, err := s.app.Catalog.ModuleParked(ctx)
+	names := s.cfg.Daemon.ModuleNames()
+	counts, err := s.cfg.Catalog.ModuleParked(ctx)
 	if err != nil {
 		return err
 	}
@@ -471,7 +509,7 @@ func (s *Service) Trim(ctx context.Context) error {
 		if excess <= 0 {
 			continue
 		}
-		old, err := s.app.Catalog.OldestParked(ctx, m, int(excess))
+		old, err := s.cfg.Catalog.OldestParked(ctx, m, int(excess))
 		if err != nil {
 			return err
 		}
@@ -483,7 +521,7 @@ func (s *Service) Trim(ctx context.Context) error {
 		if _, err := q.DropFailed(ctx, m, ids); err != nil {
 			return err
 		}
-		n, err := s.app.Catalog.DropParked(ctx, m, ids, true)
+		n, err := s.cfg.Catalog.DropParked(ctx, m, ids, true)
 		if err != nil {
 			return err
 		}

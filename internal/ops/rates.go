@@ -28,6 +28,9 @@ type ring struct {
 // NewRates starts counting at now.
 func NewRates(now time.Time) *Rates { return &Rates{start: now, modules: map[string]*ring{}} }
 
+// Finished counts a job of module finished now (pipeline.Config.OnFinished).
+func (r *Rates) Finished(module, _ string) { r.Observe(module, time.Now()) }
+
 // Observe counts one job of module finished at now.
 func (r *Rates) Observe(module string, now time.Time) {
 	r.mu.Lock()

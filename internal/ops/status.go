@@ -5,9 +5,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/homeindex/homeindex/internal/app"
 	"github.com/homeindex/homeindex/internal/catalog"
 	"github.com/homeindex/homeindex/internal/drives"
+	"github.com/homeindex/homeindex/internal/filesync"
 	"github.com/homeindex/homeindex/internal/queue"
 	"github.com/homeindex/homeindex/internal/watch"
 )
@@ -123,11 +123,11 @@ const (
 
 // SyncStatus is the running sync's progress and the last finished sync.
 type SyncStatus struct {
-	Running  bool            `json:"running"`
-	Progress *SyncProgress   `json:"progress"`
-	Last     *app.SyncRecord `json:"last"`
-	Count    int64           `json:"count"`
-	Failed   int64           `json:"failed"`
+	Running  bool                 `json:"running"`
+	Progress *SyncProgress        `json:"progress"`
+	Last     *filesync.SyncRecord `json:"last"`
+	Count    int64                `json:"count"`
+	Failed   int64                `json:"failed"`
 }
 
 // SyncProgress is a running sync's counters with its rate and ETA.
@@ -179,7 +179,7 @@ type totalsCache struct {
 	val   DocumentCounts
 }
 
-func (c *totalsCache) get(ctx context.Context, a *app.App, now time.Time) (DocumentCounts, error) {
+func (c *totalsCache) get(ctx context.Context, a Files, cat *catalog.Catalog, now time.Time) (DocumentCounts, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	// Read the sync count before counting: a sync ending meanwhile makes the next call count again.
@@ -189,10 +189,10 @@ func (c *totalsCache) get(ctx context.Context, a *app.App, now time.Time) (Docum
 	}
 	var d DocumentCounts
 	var err error
-	if d.Live, d.Retired, err = a.Catalog.CountDocuments(ctx); err != nil {
+	if d.Live, d.Retired, err = cat.CountDocuments(ctx); err != nil {
 		return d, err
 	}
-	if d.Files, err = a.Catalog.CountFiles(ctx); err != nil {
+	if d.Files, err = cat.CountFiles(ctx); err != nil {
 		return d, err
 	}
 	c.val, c.at, c.syncs = d, now, syncs
@@ -213,9 +213,9 @@ func (s *Service) Status(ctx context.Context) (*Status, error) {
 	if s.pipe != nil {
 		st.Pipeline.Paused = append(st.Pipeline.Paused, s.pipe.Pauses().List()...)
 	}
-	cat := s.app.Catalog
+	cat := s.cfg.Catalog
 	var err error
-	if st.Documents, err = s.totals.get(ctx, s.app, now); err != nil {
+	if st.Documents, err = s.totals.get(ctx, s.cfg.Files, s.cfg.Catalog, now); err != nil {
 		return nil, err
 	}
 	if err := s.moduleStatus(ctx, st, now); err != nil {
@@ -228,10 +228,7 @@ func (s *Service) Status(ctx context.Context) (*Status, error) {
 	if err := s.missingStatus(ctx, st); err != nil {
 		return nil, err
 	}
-	if w := s.app.Watcher; w != nil {
-		ws := w.Status()
-		st.Watch = &ws
-	}
+	st.Watch = s.cfg.Files.WatchStatus()
 	if st.Index.OutboxPending, st.Index.IndexPending, err = cat.OutboxLen(ctx); err != nil {
 		return nil, err
 	}
@@ -294,24 +291,24 @@ func (s *Service) pipelineReason(state string) (string, *time.Time) {
 }
 
 func (s *Service) moduleStatus(ctx context.Context, st *Status, now time.Time) error {
-	names := s.app.Config.ModuleNames()
+	names := s.cfg.Daemon.ModuleNames()
 	if len(names) == 0 {
 		return nil
 	}
-	counts, err := s.app.Catalog.ModuleCounts(ctx, names, st.Documents.Live)
+	counts, err := s.cfg.Catalog.ModuleCounts(ctx, names, st.Documents.Live)
 	if err != nil {
 		return err
 	}
 	q := s.queue()
 	redisFailed := false
-	for i, m := range s.app.Config.Modules {
+	for i, m := range s.cfg.Daemon.Modules {
 		c := counts[m.Name]
 		ms := ModuleStatus{Name: m.Name, UID: m.UID, Position: i, Waiting: c.Waiting, WaitingOffline: c.WaitingOffline,
 			Done: c.Done, Parked: c.Parked, Paused: s.pipe.Pauses().Paused(m.Name), LatestFailures: []Failure{}}
-		if ms.ParkedDropped, err = s.app.Catalog.MetaInt(ctx, catalog.MetaParkedDroppedPrefix+m.Name); err != nil {
+		if ms.ParkedDropped, err = s.cfg.Catalog.MetaInt(ctx, catalog.MetaParkedDroppedPrefix+m.Name); err != nil {
 			return err
 		}
-		parked, err := s.app.Catalog.ParkedJobs(ctx, m.Name, latestShown)
+		parked, err := s.cfg.Catalog.ParkedJobs(ctx, m.Name, latestShown)
 		if err != nil {
 			return err
 		}
@@ -374,11 +371,11 @@ func failureOf(p catalog.ParkedJob) Failure {
 }
 
 func (s *Service) driveStatus(ctx context.Context, st *Status) error {
-	counts, err := s.app.Catalog.DriveCounts(ctx)
+	counts, err := s.cfg.Catalog.DriveCounts(ctx)
 	if err != nil {
 		return err
 	}
-	archive := drives.New(s.app.Config.ArchiveDirectory)
+	archive := drives.New(s.cfg.Daemon.ArchiveDirectory)
 	for _, c := range counts {
 		d := DriveStatus{Name: c.Name, Present: c.Present, Files: c.Files, Pending: c.Pending, Done: c.Done, Failed: c.Failed,
 			State: DriveReady}
@@ -397,15 +394,15 @@ func (s *Service) driveStatus(ctx context.Context, st *Status) error {
 }
 
 func (s *Service) syncStatus(ctx context.Context, st *Status, now time.Time) {
-	st.Sync.Last, st.Sync.Count, st.Sync.Failed = s.app.LastSync(ctx)
-	p := s.app.SyncProgress()
+	st.Sync.Last, st.Sync.Count, st.Sync.Failed = s.cfg.Files.LastSync(ctx)
+	p := s.cfg.Files.SyncProgress()
 	if !p.Running {
 		return
 	}
 	st.Sync.Running = true
 	sp := &SyncProgress{Started: p.Started.UTC(), Walked: p.Walked, WalkDone: p.WalkDone, Hashed: p.Hashed,
-		ToHash: p.ToHash, HashedBytes: p.HashedBytes, KnownFiles: p.KnownFiles, MBPerSecond: app.SyncMBps(p, now), ETA: "unknown"}
-	if eta, ok := app.SyncETA(p, now); ok {
+		ToHash: p.ToHash, HashedBytes: p.HashedBytes, KnownFiles: p.KnownFiles, MBPerSecond: p.MBps(now), ETA: "unknown"}
+	if eta, ok := p.ETA(now); ok {
 		secs := eta.Seconds()
 		sp.ETASeconds, sp.ETA = &secs, eta.Round(time.Second).String()
 	}

@@ -3,7 +3,7 @@ package ops
 import (
 	"context"
 
-	"github.com/homeindex/homeindex/internal/app"
+	"github.com/homeindex/homeindex/internal/filesync"
 )
 
 // SyncRequest is the body of POST /api/sync. Wait (default true) answers once the sync has
@@ -18,8 +18,8 @@ type SyncAnswer struct {
 	Started bool `json:"started"`
 	// Finished: the answer waited for that sync; Sync is its summary (Sync.Error says when it
 	// failed).
-	Finished bool            `json:"finished"`
-	Sync     *app.SyncRecord `json:"sync"`
+	Finished bool                 `json:"finished"`
+	Sync     *filesync.SyncRecord `json:"sync"`
 }
 
 // Sync asks the scheduler for a sync now (after the running one, if any).
@@ -28,12 +28,12 @@ func (s *Service) Sync(ctx context.Context, req SyncRequest) (*SyncAnswer, error
 		return nil, errorf(KindUnavailable, "this process runs no scheduler")
 	}
 	if req.Wait != nil && !*req.Wait {
-		s.cfg.TriggerSync()
+		s.cfg.TriggerSync("requested")
 		return &SyncAnswer{Started: true}, nil
 	}
 	if err := s.cfg.RequestSync(ctx); err != nil && ctx.Err() != nil {
 		return nil, err
 	}
-	last, _, _ := s.app.LastSync(ctx)
+	last, _, _ := s.cfg.Files.LastSync(ctx)
 	return &SyncAnswer{Started: true, Finished: true, Sync: last}, nil
 }

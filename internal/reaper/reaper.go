@@ -32,6 +32,9 @@ type Config struct {
 	// SweepEvery is how often processing lists are swept for items without a deadline, and
 	// Grace how long such an item may stay before it counts as lost.
 	SweepEvery, Grace time.Duration
+	// OnChange, when set, is called after a pass that parked or dropped jobs (the dispatcher
+	// refills).
+	OnChange func()
 }
 
 // Reaper runs the passes.
@@ -41,8 +44,6 @@ type Reaper struct {
 	cat *catalog.Catalog
 	log zerolog.Logger
 	now func() time.Time
-	// OnChange is called after a pass that parked or dropped jobs (the dispatcher refills).
-	OnChange func()
 
 	mu    sync.Mutex
 	stats Stats
@@ -174,8 +175,8 @@ func (r *Reaper) record(ctx context.Context, parked []queue.Parked, dropped []qu
 	r.stats.Parked += int64(len(parked))
 	r.stats.Dropped += int64(len(dropped))
 	r.mu.Unlock()
-	if (len(parked) > 0 || len(dropped) > 0) && r.OnChange != nil {
-		r.OnChange()
+	if (len(parked) > 0 || len(dropped) > 0) && r.cfg.OnChange != nil {
+		r.cfg.OnChange()
 	}
 	return nil
 }

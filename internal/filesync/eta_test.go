@@ -1,4 +1,4 @@
-package app
+package filesync_test
 
 import (
 	"testing"
@@ -31,13 +31,13 @@ func TestSyncProgressETA(t *testing.T) {
 			ToHashBytes: 300e6, HashedBytes: 100e6}, 20 * time.Second, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, ok := SyncETA(tc.p, now)
+			got, ok := tc.p.ETA(now)
 			if ok != tc.ok || got.Round(time.Millisecond) != tc.want.Round(time.Millisecond) {
-				t.Fatalf("SyncETA = %v, %v; want %v, %v", got, ok, tc.want, tc.ok)
+				t.Fatalf("ETA = %v, %v; want %v, %v", got, ok, tc.want, tc.ok)
 			}
 		})
 	}
-	if got := SyncMBps(filesync.Progress{Running: true, Started: t0, HashedBytes: 250e6}, now); got != 25 {
-		t.Fatalf("SyncMBps = %v, want 25", got)
+	if got := (filesync.Progress{Running: true, Started: t0, HashedBytes: 250e6}).MBps(now); got != 25 {
+		t.Fatalf("MBps = %v, want 25", got)
 	}
 }

@@ -1,4 +1,7 @@
-package scheduler
+// Package dispatch keeps each module's window of jobs in Redis full (Dispatcher) and holds the
+// set of paused modules (Pauses). It decides which documents go to a module next; the queue
+// package alone talks to Redis, and the catalog records every job dispatched.
+package dispatch
 
 import (
 	"context"
@@ -26,18 +29,12 @@ type Module struct {
 // not-started jobs whose drive went away, and, when a drive appears, the not-started tier-B jobs,
 // so the drive's jobs go before every job not yet started. A refill costs O(window).
 type Dispatcher struct {
-	cat     *catalog.Catalog
-	q       *queue.Client
-	modules []Module
-	log     zerolog.Logger
-	now     func() time.Time
-	wake    chan struct{}
-	// Interval is the idle refill period (windows also refill on Wake).
-	Interval time.Duration
-	// AuditInterval is how often job rows are reconciled with Redis.
-	AuditInterval time.Duration
-	// Pauses, when set, names modules that get no new dispatches (withdrawals still happen).
-	Pauses *Pauses
+	cat  *catalog.Catalog
+	q    *queue.Client
+	cfg  Config
+	log  zerolog.Logger
+	now  func() time.Time
+	wake chan struct{}
 
 	mu         sync.Mutex
 	preempt    bool // a drive appeared: put its jobs before not-started tier-B jobs
@@ -46,10 +43,36 @@ type Dispatcher struct {
 	withdrawn  int64
 }
 
-// NewDispatcher builds a Dispatcher.
-func NewDispatcher(cat *catalog.Catalog, q *queue.Client, modules []Module, log zerolog.Logger) *Dispatcher {
-	return &Dispatcher{cat: cat, q: q, modules: modules, log: log, now: time.Now,
-		wake: make(chan struct{}, 1), Interval: time.Second, AuditInterval: 15 * time.Second}
+// Defaults of Config's periods.
+const (
+	DefaultInterval      = time.Second
+	DefaultAuditInterval = 15 * time.Second
+)
+
+// Config configures a Dispatcher.
+type Config struct {
+	// Modules are the modules to dispatch to, in pipeline order.
+	Modules []Module
+	// Pauses, when set, names modules that get no new dispatches (withdrawals still happen).
+	Pauses *Pauses
+	// Interval is the idle refill period (windows also refill on Wake). Zero means
+	// DefaultInterval.
+	Interval time.Duration
+	// AuditInterval is how often job rows are reconciled with Redis. Zero means
+	// DefaultAuditInterval.
+	AuditInterval time.Duration
+}
+
+// New builds a Dispatcher over the catalog (which records every job) and the queues.
+func New(cfg Config, cat *catalog.Catalog, q *queue.Client, log zerolog.Logger) *Dispatcher {
+	if cfg.Interval <= 0 {
+		cfg.Interval = DefaultInterval
+	}
+	if cfg.AuditInterval <= 0 {
+		cfg.AuditInterval = DefaultAuditInterval
+	}
+	return &Dispatcher{cat: cat, q: q, cfg: cfg, log: log, now: time.Now,
+		wake: make(chan struct{}, 1)}
 }
 
 // Wake asks for a refill now (a job finished). A refill tops the window up only once it is
@@ -85,8 +108,8 @@ func (d *Dispatcher) Counts() (dispatched, withdrawn int64) {
 	return d.dispatched, d.withdrawn
 }
 
-// Run refills on every Wake and Interval, and audits every AuditInterval, until ctx ends. Redis
-// errors are logged and retried with a capped backoff.
+// Run refills on every Wake and Config.Interval, and audits every Config.AuditInterval,
+// until ctx ends. Redis errors are logged and retried with a capped backoff.
 func (d *Dispatcher) Run(ctx context.Context) error {
 	backoff := time.Duration(0)
 	var lastAudit time.Time
@@ -103,7 +126,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 				recovered = true
 			}
 			lastAudit = d.now()
-		case d.now().Sub(lastAudit) >= d.AuditInterval:
+		case d.now().Sub(lastAudit) >= d.cfg.AuditInterval:
 			_, err = d.Audit(ctx)
 			lastAudit = d.now()
 		}
@@ -119,7 +142,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		default:
 			backoff = 0
 		}
-		wait := d.Interval
+		wait := d.cfg.Interval
 		if backoff > 0 {
 			wait = backoff
 		}
@@ -156,7 +179,7 @@ func (d *Dispatcher) refillModules(ctx context.Context) error {
 	preempt, all := d.preempt, d.checkAll || d.preempt
 	d.preempt, d.checkAll = false, false
 	d.mu.Unlock()
-	for _, m := range d.modules {
+	for _, m := range d.cfg.Modules {
 		if err := d.refill(ctx, m, all, preempt); err != nil {
 			d.mu.Lock()
 			d.checkAll = true // redo the full pass next time
@@ -185,7 +208,7 @@ func (d *Dispatcher) refill(ctx context.Context, m Module, all, preempt bool) er
 			return err
 		}
 	}
-	if d.Pauses.Paused(m.Name) {
+	if d.cfg.Pauses.Paused(m.Name) {
 		return nil // paused: jobs already in Redis finish, no new ones
 	}
 	counts, err := d.q.Counts(ctx, m.Name)
@@ -317,7 +340,7 @@ func (d *Dispatcher) Audit(ctx context.Context) (int, error) { return d.audit(ct
 // audit is Audit for rows at least minAge old.
 func (d *Dispatcher) audit(ctx context.Context, minAge time.Duration) (int, error) {
 	forgotten := 0
-	for _, m := range d.modules {
+	for _, m := range d.cfg.Modules {
 		jobs, err := d.cat.Jobs(ctx, m.Name, catalog.JobQueued, 0)
 		if err != nil {
 			return forgotten, err

@@ -1,4 +1,4 @@
-package app
+package outbox
 
 import (
 	"context"
@@ -7,26 +7,26 @@ import (
 	"time"
 
 	"github.com/homeindex/homeindex/internal/catalog"
-	"github.com/homeindex/homeindex/internal/outbox"
 )
 
-// Verify compares the catalog with the metadata directory and the search index and returns
+// Verify compares the catalog with the metadata directory and the search index this Applier
+// writes, and returns
 // every disagreement (empty when they agree exactly): each live document has a document.json
 // equal to its rendering and is in the index; each missing (retired) one has a directory, no
 // path and a missing-since time, and is not in the index; no other by-id directory or index entry exists; each path has a by-path link to
 // its document and no other link exists. Run it when the outbox is drained.
-func (a *App) Verify(ctx context.Context) ([]string, error) {
+func (a *Applier) Verify(ctx context.Context) ([]string, error) {
 	var problems []string
 	addf := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 
 	docs := map[string]bool{} // id → retired
-	if err := a.Catalog.DocumentIDs(ctx, func(id string, retired bool) error {
+	if err := a.cat.DocumentIDs(ctx, func(id string, retired bool) error {
 		docs[id] = retired
 		return nil
 	}); err != nil {
 		return nil, err
 	}
-	if err := a.Catalog.MissingSince(ctx, func(id string, since time.Time, paths int) error {
+	if err := a.cat.MissingSince(ctx, func(id string, since time.Time, paths int) error {
 		switch {
 		case !docs[id]:
 			addf("document %s has a missing-since time but is live", id)
@@ -40,11 +40,11 @@ func (a *App) Verify(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	onDisk := map[string]bool{}
-	if err := a.Store.DocumentIDs(func(id string) error { onDisk[id] = true; return nil }); err != nil {
+	if err := a.store.DocumentIDs(func(id string) error { onDisk[id] = true; return nil }); err != nil {
 		return nil, err
 	}
 	indexed := map[string]bool{}
-	if err := a.Index.Files().IDs(ctx, func(id string) error { indexed[id] = true; return nil }); err != nil {
+	if err := a.index.Files().IDs(ctx, func(id string) error { indexed[id] = true; return nil }); err != nil {
 		return nil, err
 	}
 	for id, retired := range docs {
@@ -75,11 +75,11 @@ func (a *App) Verify(ctx context.Context) ([]string, error) {
 		}
 	}
 	files := map[string]string{}
-	if err := a.Catalog.Files(ctx, func(f catalog.File) error { files[f.Path] = f.DocID; return nil }); err != nil {
+	if err := a.cat.Files(ctx, func(f catalog.File) error { files[f.Path] = f.DocID; return nil }); err != nil {
 		return nil, err
 	}
 	links := map[string]string{}
-	if err := a.Store.Links(func(rel, id string) error { links[rel] = id; return nil }); err != nil {
+	if err := a.store.Links(func(rel, id string) error { links[rel] = id; return nil }); err != nil {
 		return nil, err
 	}
 	for p, id := range files {
@@ -96,16 +96,16 @@ func (a *App) Verify(ctx context.Context) ([]string, error) {
 	return problems, nil
 }
 
-func (a *App) verifyDocumentJSON(ctx context.Context, id string) error {
-	doc, _, err := a.Catalog.Document(ctx, id)
+func (a *Applier) verifyDocumentJSON(ctx context.Context, id string) error {
+	doc, _, err := a.cat.Document(ctx, id)
 	if err != nil {
 		return err
 	}
-	want, err := outbox.RenderDocument(doc)
+	want, err := RenderDocument(doc)
 	if err != nil {
 		return err
 	}
-	have, err := a.Store.ReadDocument(id)
+	have, err := a.store.ReadDocument(id)
 	if err != nil {
 		return err
 	}

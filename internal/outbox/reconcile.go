@@ -1,4 +1,4 @@
-package app
+package outbox
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 
 	"github.com/homeindex/homeindex/internal/catalog"
-	"github.com/homeindex/homeindex/internal/outbox"
 )
 
 // ReconcileIndex brings a search index that lost documents, or holds stale ones, back in line
@@ -19,13 +18,14 @@ import (
 // counts; only when the index cannot be in line does it walk the catalog's and the index's ids
 // and re-dirty the settled documents that differ (and the chunks of those missing, for the
 // modules whose content.json is on disk), for the outbox to write. Run after the index is
-// configured. Returns how many documents it re-dirtied.
-func (a *App) ReconcileIndex(ctx context.Context) (int, error) {
-	settled, pending, err := a.Catalog.IndexSettled(ctx)
+// configured. modules are the configured module names. Returns how many documents it
+// re-dirtied.
+func (a *Applier) ReconcileIndex(ctx context.Context, modules []string) (int, error) {
+	settled, pending, err := a.cat.IndexSettled(ctx)
 	if err != nil {
 		return 0, err
 	}
-	n, err := a.Index.Files().Count(ctx)
+	n, err := a.index.Files().Count(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -33,11 +33,11 @@ func (a *App) ReconcileIndex(ctx context.Context) (int, error) {
 		return 0, nil
 	}
 	skip := map[string]bool{}
-	if err := a.Catalog.IndexPendingDocs(ctx, func(id string) error { skip[id] = true; return nil }); err != nil {
+	if err := a.cat.IndexPendingDocs(ctx, func(id string) error { skip[id] = true; return nil }); err != nil {
 		return 0, err
 	}
 	live := map[string]bool{}
-	if err := a.Catalog.DocumentIDs(ctx, func(id string, retired bool) error {
+	if err := a.cat.DocumentIDs(ctx, func(id string, retired bool) error {
 		if !retired && !skip[id] {
 			live[id] = true
 		}
@@ -47,7 +47,7 @@ func (a *App) ReconcileIndex(ctx context.Context) (int, error) {
 	}
 	var keys []string
 	seen := map[string]bool{}
-	if err := a.Index.Files().IDs(ctx, func(id string) error {
+	if err := a.index.Files().IDs(ctx, func(id string) error {
 		seen[id] = true
 		if !live[id] && !skip[id] {
 			keys = append(keys, catalog.DocKey(id)) // renders as gone or retired: deleted
@@ -63,17 +63,17 @@ func (a *App) ReconcileIndex(ctx context.Context) (int, error) {
 		}
 		dirtied++
 		keys = append(keys, catalog.DocKey(id))
-		for _, m := range a.Config.Modules {
-			dir, err := a.Store.ModuleDir(id, m.Name)
+		for _, m := range modules {
+			dir, err := a.store.ModuleDir(id, m)
 			if err != nil {
 				continue
 			}
-			if _, err := os.Stat(filepath.Join(dir, outbox.ContentFile)); err == nil {
-				keys = append(keys, catalog.ChunksKey(id, m.Name))
+			if _, err := os.Stat(filepath.Join(dir, ContentFile)); err == nil {
+				keys = append(keys, catalog.ChunksKey(id, m))
 			} else if !errors.Is(err, fs.ErrNotExist) {
 				return 0, err
 			}
 		}
 	}
-	return dirtied, a.Catalog.DirtyKeys(ctx, keys)
+	return dirtied, a.cat.DirtyKeys(ctx, keys)
 }

@@ -1,10 +1,16 @@
-package app
+// Package pipeline runs the module pipeline while this daemon holds the Redis lock: it takes
+// the lock (a second daemon on the same Redis waits as a standby), checks Redis's epoch
+// against the catalog's (Redis lost its data: re-dispatch what was in flight), reconciles a
+// changed MODULES list, gives parked jobs another run at start, and supervises the dispatcher,
+// reaper and merger. It talks to Redis only through the queue package.
+package pipeline
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,12 +18,15 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/homeindex/homeindex/internal/catalog"
+	"github.com/homeindex/homeindex/internal/config"
+	"github.com/homeindex/homeindex/internal/dispatch"
 	"github.com/homeindex/homeindex/internal/logging"
 	"github.com/homeindex/homeindex/internal/merge"
+	"github.com/homeindex/homeindex/internal/metadata"
 	"github.com/homeindex/homeindex/internal/queue"
 	"github.com/homeindex/homeindex/internal/reaper"
-	"github.com/homeindex/homeindex/internal/scheduler"
 	"github.com/homeindex/homeindex/internal/state"
+	"github.com/homeindex/homeindex/internal/supervise"
 )
 
 // Lock timing: the active daemon renews every lockTTL/3; a standby takes over within lockTTL
@@ -29,51 +38,75 @@ const (
 	connectBackof = 5 * time.Second
 )
 
+// Config is what New needs. Daemon, Catalog, Store and Outbox are required.
+type Config struct {
+	// Daemon is the daemon's configuration: MODULES, the pipeline settings, Redis and
+	// STATE_DIRECTORY.
+	Daemon  *config.Config
+	Catalog *catalog.Catalog
+	Store   *metadata.Store
+	// Outbox is woken when the pipeline changed documents (merges, MODULES changes).
+	Outbox interface{ Wake() }
+	Log    zerolog.Logger
+	// Predecessor, when set, returns the Redis lock token of this state directory's previous
+	// homeindexd when that process is certainly dead ("" otherwise), and a release func called
+	// when Run ends; Run then takes that lock over at once instead of waiting out its TTL.
+	Predecessor func() (token string, release func())
+	// OnFinished, when set, is called after each job the merger finishes (merged, or parked
+	// on a module-reported failure). It must not block.
+	OnFinished func(module, docID string)
+}
+
 // Pipeline runs the module pipeline: dispatcher, reaper and merger, while this daemon holds
 // the Redis lock.
 type Pipeline struct {
-	app   *App
+	cfg   Config
 	log   zerolog.Logger
 	owner string
 	// Set once running; read from other goroutines (HTTP, scheduler), hence atomic.
 	qp        atomic.Pointer[queue.Client]
-	dp        atomic.Pointer[scheduler.Dispatcher]
+	dp        atomic.Pointer[dispatch.Dispatcher]
 	rp        atomic.Pointer[reaper.Reaper]
 	mp        atomic.Pointer[merge.Merger]
 	ready     chan struct{}
 	readyOnce sync.Once
-	pauses    *scheduler.Pauses
+	pauses    *dispatch.Pauses
 	cond      atomic.Pointer[Condition]
-	// OnFinished, when set before Run, is called after each job the merger finishes (merged,
-	// or parked on a module-reported failure). It must not block.
-	OnFinished func(module, docID string)
 }
 
 // Pauses is the set of paused modules (persisted in the catalog; Load it before Run).
-func (p *Pipeline) Pauses() *scheduler.Pauses { return p.pauses }
+func (p *Pipeline) Pauses() *dispatch.Pauses { return p.pauses }
 
 // Queue, Dispatcher, Reaper and Merger return the running parts (nil before Ready).
-func (p *Pipeline) Queue() *queue.Client              { return p.qp.Load() }
-func (p *Pipeline) Dispatcher() *scheduler.Dispatcher { return p.dp.Load() }
-func (p *Pipeline) Reaper() *reaper.Reaper            { return p.rp.Load() }
-func (p *Pipeline) Merger() *merge.Merger             { return p.mp.Load() }
-func (p *Pipeline) q() *queue.Client                  { return p.qp.Load() }
+func (p *Pipeline) Queue() *queue.Client             { return p.qp.Load() }
+func (p *Pipeline) Dispatcher() *dispatch.Dispatcher { return p.dp.Load() }
+func (p *Pipeline) Reaper() *reaper.Reaper           { return p.rp.Load() }
+func (p *Pipeline) Merger() *merge.Merger            { return p.mp.Load() }
+func (p *Pipeline) q() *queue.Client                 { return p.qp.Load() }
 
-// NewPipeline builds the pipeline for the configured modules (nil when there are none).
-func (a *App) NewPipeline() *Pipeline {
-	if len(a.Config.Modules) == 0 {
+// New builds the pipeline for the configured modules (nil when there are none).
+func New(cfg Config) *Pipeline {
+	if len(cfg.Daemon.Modules) == 0 {
 		return nil
 	}
+	if cfg.Predecessor == nil {
+		cfg.Predecessor = func() (string, func()) { return "", func() {} }
+	}
 	host, _ := os.Hostname()
-	p := &Pipeline{app: a, log: logging.Component(a.Log, "pipeline"),
+	return &Pipeline{cfg: cfg, log: logging.Component(cfg.Log, "pipeline"),
 		owner: fmt.Sprintf("%s:%d:%d", host, os.Getpid(), time.Now().UnixNano()), ready: make(chan struct{}),
-		pauses: scheduler.NewPauses(a.Catalog)}
-	a.Syncer.SetDriveAppeared(func(string) {
-		if d := p.Dispatcher(); d != nil {
-			d.DriveAppeared()
-		}
-	})
-	return p
+		pauses: dispatch.NewPauses(cfg.Catalog)}
+}
+
+// Owner is the token this daemon takes the Redis lock with (host:pid:start).
+func (p *Pipeline) Owner() string { return p.owner }
+
+// DriveAppeared tells the running dispatcher that a drive became present, so its jobs go
+// before the ones not yet started (filesync.Config.DriveAppeared).
+func (p *Pipeline) DriveAppeared() {
+	if d := p.Dispatcher(); d != nil {
+		d.DriveAppeared()
+	}
 }
 
 // Condition is why the pipeline is not running (yet), and since when: Redis unreachable,
@@ -122,8 +155,8 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	}
 	p.qp.Store(q)
 	defer q.Close()
-	stateDir := p.app.Config.StateDirectory
-	prev, release := p.app.predecessorOf(stateDir)
+	stateDir := p.cfg.Daemon.StateDirectory
+	prev, release := p.cfg.Predecessor()
 	defer release()
 	for ctx.Err() == nil {
 		ok, err := q.TakeOverLock(ctx, prev, p.owner, lockTTL)
@@ -178,10 +211,10 @@ func (p *Pipeline) Run(ctx context.Context) error {
 
 // connect dials Redis until it answers or ctx ends, logging once per outage.
 func (p *Pipeline) connect(ctx context.Context) (*queue.Client, error) {
-	opts := queue.Options{Endpoint: p.app.Config.Redis}
+	opts := queue.Options{Endpoint: p.cfg.Daemon.Redis}
 	logged := false
 	for {
-		q, err := queue.Connect(ctx, opts, p.app.Log)
+		q, err := queue.Connect(ctx, opts, p.cfg.Log)
 		if err == nil {
 			return q, nil
 		}
@@ -202,7 +235,9 @@ func (p *Pipeline) connect(ctx context.Context) (*queue.Client, error) {
 	}
 }
 
-// active prepares Redis and runs the loops while the lock is held.
+// active prepares Redis and runs the loops while the lock is held. The loops stop in the
+// reverse order they are added (supervise.Group): the dispatcher stops pushing jobs first,
+// then the reaper and the merger, then the epoch watch, and the lock renewal last.
 func (p *Pipeline) active(ctx context.Context) error {
 	p.setCondition("preparing the queues (epoch, MODULES changes, parked jobs)")
 	if err := p.checkEpoch(ctx); err != nil {
@@ -214,86 +249,72 @@ func (p *Pipeline) active(ctx context.Context) error {
 	if err := p.retryParked(ctx); err != nil {
 		return err
 	}
-	cfg := p.app.Config
+	cfg := p.cfg.Daemon
 	policy := queue.RetryPolicy{MaxAttempts: cfg.Pipeline.MaxAttempts, Base: cfg.Pipeline.RetryBase, Max: cfg.Pipeline.RetryMax}
-	var mods []scheduler.Module
+	var mods []dispatch.Module
 	var qmods []queue.Module
 	for _, m := range cfg.Modules {
 		w := m.Window
 		if w == 0 {
 			w = cfg.Pipeline.DispatchWindow
 		}
-		mods = append(mods, scheduler.Module{Name: m.Name, UID: m.UID, Window: w})
+		mods = append(mods, dispatch.Module{Name: m.Name, UID: m.UID, Window: w})
 		qmods = append(qmods, queue.Module{Name: m.Name, UID: m.UID})
 	}
 	names := cfg.ModuleNames()
 	q := p.q()
-	disp := scheduler.NewDispatcher(p.app.Catalog, q, mods, logging.Component(p.app.Log, "dispatch"))
-	disp.Pauses = p.pauses
-	reap := reaper.New(reaper.Config{Modules: qmods, Pipeline: names, Policy: policy, Interval: cfg.Pipeline.ReapInterval},
-		q, p.app.Catalog, logging.Component(p.app.Log, "reaper"))
-	reap.OnChange = func() { disp.WakeAll(); p.app.Outbox.Wake() }
-	merger := merge.New(merge.Config{Pipeline: names, Policy: policy}, q, p.app.Catalog, p.app.Store, logging.Component(p.app.Log, "merge"))
-	merger.OnMerged(func(id, module string) {
+	disp := dispatch.New(dispatch.Config{Modules: mods, Pauses: p.pauses}, p.cfg.Catalog, q, logging.Component(p.cfg.Log, "dispatch"))
+	reap := reaper.New(reaper.Config{Modules: qmods, Pipeline: names, Policy: policy, Interval: cfg.Pipeline.ReapInterval,
+		OnChange: func() { disp.WakeAll(); p.cfg.Outbox.Wake() }},
+		q, p.cfg.Catalog, logging.Component(p.cfg.Log, "reaper"))
+	merger := merge.New(merge.Config{Pipeline: names, Policy: policy, OnMerged: func(id, module string) {
 		disp.Wake()
-		p.app.Outbox.Wake()
+		p.cfg.Outbox.Wake()
 		p.log.Debug().Str("module", module).Str("id", id).Msg("job finished")
-		if p.OnFinished != nil {
-			p.OnFinished(module, id)
+		if p.cfg.OnFinished != nil {
+			p.cfg.OnFinished(module, id)
 		}
-	})
+	}}, q, p.cfg.Catalog, p.cfg.Store, logging.Component(p.cfg.Log, "merge"))
 	p.dp.Store(disp)
 	p.rp.Store(reap)
 	p.mp.Store(merger)
 
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	var wg sync.WaitGroup
-	run := func(name string, fn func(context.Context) error) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := fn(ctx); err != nil {
-				cancel(fmt.Errorf("%s: %w", name, err))
-			}
-		}()
-	}
-	run("dispatcher", disp.Run)
-	run("reaper", reap.Run)
-	run("merger", merger.Run)
-	run("lock", p.keepLock)
-	run("epoch", p.watchEpoch)
+	var g supervise.Group
+	g.Add("lock", p.keepLock)
+	g.Add("epoch", p.watchEpoch)
+	g.Add("merger", merger.Run)
+	g.Add("reaper", reap.Run)
+	g.Add("dispatcher", disp.Run)
 	p.setCondition("")
 	p.readyOnce.Do(func() { close(p.ready) })
-	<-ctx.Done()
-	wg.Wait()
-	if err := context.Cause(ctx); !errors.Is(err, context.Canceled) {
-		return err
-	}
-	return nil
+	return g.Run(ctx)
 }
 
 // keepLock renews the lock; losing it stops the loops (ErrLockLost).
 func (p *Pipeline) keepLock(ctx context.Context) error {
-	t := time.NewTicker(lockTTL / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
+	return every(ctx, lockTTL/3, func() error {
 		if err := p.q().RenewLock(ctx, p.owner, lockTTL); errors.Is(err, queue.ErrLockLost) {
 			return err
 		} else if err != nil && ctx.Err() == nil {
 			p.log.Warn().Err(err).Msg("lock not renewed; retrying")
 		}
-	}
+		return nil
+	})
 }
 
 // watchEpoch notices Redis losing its data while we run.
 func (p *Pipeline) watchEpoch(ctx context.Context) error {
-	t := time.NewTicker(epochEvery)
+	return every(ctx, epochEvery, func() error {
+		if err := p.checkEpoch(ctx); err != nil && ctx.Err() == nil {
+			p.log.Warn().Err(err).Msg("epoch check failed; retrying")
+		}
+		return nil
+	})
+}
+
+// every calls fn every d until ctx ends (nil) or fn returns an error (that error).
+func every(ctx context.Context, d time.Duration, fn func() error) error {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
@@ -301,8 +322,8 @@ func (p *Pipeline) watchEpoch(ctx context.Context) error {
 			return nil
 		case <-t.C:
 		}
-		if err := p.checkEpoch(ctx); err != nil && ctx.Err() == nil {
-			p.log.Warn().Err(err).Msg("epoch check failed; retrying")
+		if err := fn(); err != nil {
+			return err
 		}
 	}
 }
@@ -315,19 +336,19 @@ func (p *Pipeline) checkEpoch(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	known, _, err := p.app.Catalog.Meta(ctx, metaEpochKey)
+	known, _, err := p.cfg.Catalog.Meta(ctx, metaEpochKey)
 	if err != nil || known == epoch {
 		return err
 	}
 	if known != "" {
-		n, err := p.app.Catalog.DeleteQueuedJobs(ctx)
+		n, err := p.cfg.Catalog.DeleteQueuedJobs(ctx)
 		if err != nil {
 			return err
 		}
 		p.log.Warn().Int64("jobs", n).Msg("redis lost its data (epoch changed): re-dispatching every job in flight from the catalog")
 		p.Wake()
 	}
-	return p.app.Catalog.Update(ctx, func(t *catalog.Tx) error { return t.SetMeta(ctx, metaEpochKey, epoch) })
+	return p.cfg.Catalog.Update(ctx, func(t *catalog.Tx) error { return t.SetMeta(ctx, metaEpochKey, epoch) })
 }
 
 // applyModuleChanges compares MODULES with modules_state.json: documents whose progress passed
@@ -335,7 +356,7 @@ func (p *Pipeline) checkEpoch(ctx context.Context) error {
 // carrying an old uid are purged, a removed module's waiting documents move on. An unchanged
 // list changes nothing and writes nothing to the queues.
 func (p *Pipeline) applyModuleChanges(ctx context.Context) error {
-	cfg := p.app.Config
+	cfg := p.cfg.Daemon
 	var cur []state.Module
 	for _, m := range cfg.Modules {
 		cur = append(cur, state.Module{Name: m.Name, UID: m.UID})
@@ -346,7 +367,7 @@ func (p *Pipeline) applyModuleChanges(ctx context.Context) error {
 	}
 	plan := state.Diff(prev, cur)
 	if !plan.Unchanged || !found {
-		nexts, err := p.app.Catalog.NextValues(ctx)
+		nexts, err := p.cfg.Catalog.NextValues(ctx)
 		if err != nil {
 			return err
 		}
@@ -356,26 +377,26 @@ func (p *Pipeline) applyModuleChanges(ctx context.Context) error {
 				// First start with modules (no state file): every file goes through the
 				// chain, except those already waiting on a configured module.
 				to = from
-				if !contains(cfg.ModuleNames(), from) {
+				if !slices.Contains(cfg.ModuleNames(), from) {
 					to = cur[0].Name
 				}
 			}
 			if to == from {
 				continue
 			}
-			n, err := p.app.Catalog.MoveNext(ctx, from, to)
+			n, err := p.cfg.Catalog.MoveNext(ctx, from, to)
 			if err != nil {
 				return err
 			}
 			p.log.Info().Str("from", from).Str("to", to).Int("documents", n).Msg("requeued documents for changed MODULES")
 		}
 		for _, name := range plan.Removed {
-			if _, err := p.app.Catalog.DeleteModuleJobs(ctx, name, ""); err != nil {
+			if _, err := p.cfg.Catalog.DeleteModuleJobs(ctx, name, ""); err != nil {
 				return err
 			}
 		}
 		for _, name := range plan.UIDChanged {
-			if _, err := p.app.Catalog.DeleteModuleJobs(ctx, name, catalog.JobQueued); err != nil {
+			if _, err := p.cfg.Catalog.DeleteModuleJobs(ctx, name, catalog.JobQueued); err != nil {
 				return err
 			}
 		}
@@ -387,7 +408,7 @@ func (p *Pipeline) applyModuleChanges(ctx context.Context) error {
 		}
 		if len(dropped) > 0 {
 			p.log.Info().Str("module", m.Name).Int("items", len(dropped)).Msg("purged queue items of another module uid")
-			if err := p.app.Catalog.Update(ctx, func(t *catalog.Tx) error {
+			if err := p.cfg.Catalog.Update(ctx, func(t *catalog.Tx) error {
 				for _, d := range dropped {
 					if err := t.DeleteJob(ctx, d.ID, m.Name); err != nil {
 						return err
@@ -399,14 +420,14 @@ func (p *Pipeline) applyModuleChanges(ctx context.Context) error {
 			}
 		}
 	}
-	p.app.Outbox.Wake()
+	p.cfg.Outbox.Wake()
 	return state.Save(cfg.StateDirectory, cur)
 }
 
 // retryParked gives parked jobs another run at start (and after a uid change, since their
 // module changed).
 func (p *Pipeline) retryParked(ctx context.Context) error {
-	for _, m := range p.app.Config.Modules {
+	for _, m := range p.cfg.Daemon.Modules {
 		if p.pauses.Paused(m.Name) {
 			continue // a paused module gets nothing new; `homeindexd retry` after resume
 		}
@@ -421,21 +442,12 @@ func (p *Pipeline) retryParked(ctx context.Context) error {
 		for _, r := range retried {
 			tokens[r.ID] = r.Token
 		}
-		if err := p.app.Catalog.RequeueParked(ctx, m.Name, tokens, time.Now().UnixMilli()); err != nil {
+		if err := p.cfg.Catalog.RequeueParked(ctx, m.Name, tokens, time.Now().UnixMilli()); err != nil {
 			return err
 		}
 		p.log.Info().Str("module", m.Name).Int("jobs", len(retried)).Msg("parked jobs run again")
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) bool {
