@@ -27,7 +27,7 @@ type Endpoint struct {
 	CAFile   string // PEM bundle to verify a rediss:// server (REDIS_TLS_CA_FILE); "" = system roots
 }
 
-// String returns the endpoint as a redis:// or rediss:// URL with the password replaced by ***.
+// String returns the endpoint as a redis:// or rediss:// URL with the password replaced by xxxxx.
 // It is the only way this module prints an endpoint.
 func (r Endpoint) String() string {
 	var b strings.Builder
@@ -39,7 +39,7 @@ func (r Endpoint) String() string {
 	if r.Username != "" || r.Password != "" {
 		b.WriteString(url.User(r.Username).String())
 		if r.Password != "" {
-			b.WriteString(":***")
+			b.WriteString(":xxxxx")
 		}
 		b.WriteByte('@')
 	}
@@ -53,7 +53,7 @@ func (r Endpoint) GoString() string { return "redisconn.Endpoint(" + r.String() 
 
 // Parse parses a REDIS_HOST value: host, host:port, redis://[user:pass@]host[:port][/db],
 // rediss://… (TLS) or the upstream runtime's http://host:port (plain Redis). The port defaults
-// to 6379. The error shows the value with its password replaced by ***.
+// to 6379. The error shows the value with its password replaced by xxxxx.
 func Parse(s string) (Endpoint, error) {
 	r, err := parse(s)
 	if err != nil {
@@ -156,7 +156,7 @@ func validPort(port string) bool {
 }
 
 // Redact hides the password of a REDIS_HOST value that may not even parse: whatever
-// follows the first ':' of the user info, up to the last '@', becomes ***.
+// follows the first ':' of the user info, up to the last '@', becomes xxxxx.
 func Redact(s string) string {
 	at := strings.LastIndex(s, "@")
 	if at < 0 {
@@ -169,9 +169,9 @@ func Redact(s string) string {
 	user, _, hasPassword := strings.Cut(s[start:at], ":")
 	if !hasPassword {
 		if start == 0 {
-			return "***" + s[at:] // no scheme: cannot tell a user from a password
+			return "xxxxx" + s[at:] // no scheme: cannot tell a user from a password
 		}
 		return s
 	}
-	return s[:start] + user + ":***" + s[at:]
+	return s[:start] + user + ":xxxxx" + s[at:]
 }

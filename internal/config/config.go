@@ -47,7 +47,7 @@ const (
 	envMaxHashWorkers     = "MAX_HASH_WORKERS" // upstream's name for HASH_WORKERS
 	envFailedMax          = "FAILED_MAX"
 	httpDisabled          = "off"
-	redactedSecret        = "***"
+	redactedSecret        = "xxxxx"
 	defaultLogLevelString = "info"
 )
 

@@ -301,7 +301,7 @@ func TestLoadListsAllProblems(t *testing.T) {
 		`LOGGING_LEVEL "loud"`,
 		`MODULES[0].name "Bad"`,
 		`MODULES[1]: unknown field "colour"`,
-		`REDIS_HOST "redis://user:***@host:99999": port must be a number`,
+		`REDIS_HOST "redis://user:xxxxx@host:99999": port must be a number`,
 		`RETRY_MAX "x"`,
 		`MAX_ATTEMPTS "0"`,
 	}
@@ -329,8 +329,8 @@ func TestConfigStringRedactsSecrets(t *testing.T) {
 	})
 	s := c.String()
 	for _, want := range []string{
-		"INDEX_DIRECTORY=/files", `CRON_EXPRESSION="*/5 * * * *"`, "MEILISEARCH_API_KEY=***",
-		"MODULES=ocr,caption", "REDIS_HOST=redis://admin:***@cache:6379/1", "RETRY_MAX=5m0s",
+		"INDEX_DIRECTORY=/files", `CRON_EXPRESSION="*/5 * * * *"`, "MEILISEARCH_API_KEY=xxxxx",
+		"MODULES=ocr,caption", "REDIS_HOST=redis://admin:xxxxx@cache:6379/1", "RETRY_MAX=5m0s",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("String() = %q, want it to contain %q", s, want)

@@ -87,7 +87,7 @@ func TestFaultS1RedisACLOverTLS(t *testing.T) {
 	if log, err := srv.Client().Do(ctx, "ACL", "LOG").Slice(); err != nil || len(log) != 0 {
 		t.Fatalf("ACL LOG has %d entries (%v), want none (a NOPERM somewhere): %v", len(log), err, log)
 	}
-	if !strings.Contains(s.Daemon.Log(), `rediss://homeindexd:***@`) {
+	if !strings.Contains(s.Daemon.Log(), `rediss://homeindexd:xxxxx@`) {
 		t.Error("the daemon's log does not show the redacted rediss:// endpoint")
 	}
 
