@@ -5,7 +5,7 @@ MEILI_DIR := .cache/meilisearch
 export MEILISEARCH_BIN := $(CURDIR)/$(MEILI_DIR)/meilisearch
 TEST_FLAGS ?= -race -timeout 12m
 
-.PHONY: all build test fault deps vet lint bench demo clean
+.PHONY: all build test fault deps vet lint bench bench-scale demo clean
 
 all: build
 
@@ -43,6 +43,10 @@ fault: deps
 
 bench: deps
 	./scripts/bench.sh
+
+# Not in CI: a million files (about 15 GB of temporary disk and an hour on the 2-core machine).
+bench-scale: deps
+	./scripts/bench-scale.sh
 
 # The demo needs only redis-server (demo.sh installs it) and the binaries.
 demo: build

@@ -1,33 +1,89 @@
 #!/usr/bin/env bash
-# Initial and unchanged `homeindexd sync` over N small files (1-4 KiB, default 100,000): wall
-# time, user CPU and peak RSS (/usr/bin/time), and whether the sync re-indexed what it had just
-# indexed (the "search index disagreed" warning). Usage: scripts/bench-sync.sh [BINARY] [N]
+# Initial and unchanged `homeindexd sync` over N small files (default 100,000 of 1-4 KiB),
+# each pass beside its reference in the same run:
+#   - the initial sync against the floor (scripts/syncfloor: walk, xxh64, by-id/<id>/document.json
+#     with mkdir, temp file and rename, 2 goroutines, nothing else), run first on the same tree;
+#   - the unchanged re-sync against a bare walk of the tree (`syncfloor -walk`: WalkDir + Lstat).
+# Prints wall time, user CPU and peak RSS (/usr/bin/time) of each, the ratio, and whether the sync
+# re-indexed what it had just indexed (the "search index disagreed" warning).
+# With BENCH_SYNC_QUERIES=1 it then starts `homeindexd run` (with its own redis-server) and
+# times 50 searches with snippets and 50 status requests over HTTP (p50 and p95).
+# Usage: scripts/bench-sync.sh [BINARY] [N] [MIN_BYTES MAX_BYTES]  (default 1024 4096)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${2:-100000}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+lo=${3:-1024} hi=${4:-4096}
+work=${BENCH_SYNC_WORK:-$(mktemp -d)}
+mkdir -p "$work"
+daemon= redis=
+cleanup() {
+  [ -z "$daemon" ] || kill "$daemon" 2>/dev/null || true
+  [ -z "$redis" ] || kill "$redis" 2>/dev/null || true
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
 bin=${1:-}
 if [ -z "$bin" ]; then
   go build -o "$work/homeindexd" ./cmd/homeindexd
   bin=$work/homeindexd
 fi
-python3 - "$work/files" "$n" <<'PY'
+go build -o "$work/syncfloor" ./scripts/syncfloor
+echo "== generating $n files of $lo-$hi bytes"
+python3 - "$work/files" "$n" "$lo" "$hi" <<'PY'
 import os, random, sys
-root, n = sys.argv[1], int(sys.argv[2])
+root, n, lo, hi = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 rnd = random.Random(1)
+letters = bytes(97 + i % 26 for i in range(256))
 for i in range(n):
-    d = os.path.join(root, "d%03d" % (i // 1000))
+    d = os.path.join(root, "d%04d" % (i // 1000))
     if i % 1000 == 0:
         os.makedirs(d, exist_ok=True)
-    size = rnd.randint(1024, 4096)
+    size = rnd.randint(lo, hi)
     head = ("file %d " % i).encode()
-    with open(os.path.join(d, "f%06d.txt" % i), "wb") as f:
-        f.write(head + bytes(rnd.getrandbits(8) % 26 + 97 for _ in range(size - len(head))))
+    with open(os.path.join(d, "f%07d.txt" % i), "wb") as f:
+        f.write(head + rnd.randbytes(size - len(head)).translate(letters))
 PY
+sync
+timed() { /usr/bin/time -f "%e %U %M" -o "$work/time" "$@"; read -r wall user rss <"$work/time"; }
+timed "$work/syncfloor" "$work/files" "$work/floor" >/dev/null
+floor=$wall
+printf 'floor (syncfloor) of %d files: %s s wall, %s s user, %d KB peak RSS\n' "$n" "$wall" "$user" "$rss"
+rm -rf "$work/floor"
+sync
 export INDEX_DIRECTORY=$work/files METADATA_DIRECTORY=$work/metadata STATE_DIRECTORY=$work/state LOG_FORMAT=json LOGGING_LEVEL=info
 for pass in initial unchanged; do
-  /usr/bin/time -f "$pass sync of $n files: %e s wall, %U s user, %M KB peak RSS" "$bin" sync >/dev/null 2>"$work/log" || { cat "$work/log"; exit 1; }
-  tail -n1 "$work/log"
+  if [ "$pass" = unchanged ]; then
+    timed "$work/syncfloor" -walk "$work/files" >/dev/null
+    bare=$wall
+    printf 'bare walk (WalkDir + Lstat) of %d files: %s s wall, %d KB peak RSS\n' "$n" "$wall" "$rss"
+  fi
+  timed "$bin" sync >/dev/null 2>"$work/log" || { cat "$work/log"; exit 1; }
+  printf '%s sync of %d files: %s s wall, %s s user, %d KB peak RSS\n' "$pass" "$n" "$wall" "$user" "$rss"
+  if [ "$pass" = initial ]; then
+    awk -v f="$floor" -v s="$wall" 'BEGIN { printf "  initial sync vs floor: %.0f%% (goal >= 50%%)\n", 100 * f / s }'
+  else
+    awk -v b="$bare" -v s="$wall" 'BEGIN { printf "  unchanged re-sync vs bare walk: %.2fx (goal <= 2x)\n", s / b }'
+  fi
   echo "  re-index warnings: $(grep -c 'search index disagreed' "$work/log" || true)"
 done
+du -sh "$work/state" "$work/metadata" | sed 's/^/  on disk: /'
+du -sh "$work/state/catalog.db" "$work/state/search.db" | sed 's/^/  on disk: /'
+[ "${BENCH_SYNC_QUERIES:-}" = 1 ] || exit 0
+
+echo "== search and status over HTTP, homeindexd run over the synced tree"
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+rport=$(port) hport=$(port)
+redis-server --bind 127.0.0.1 --port "$rport" --save '' --appendonly no >"$work/redis.log" 2>&1 &
+redis=$!
+REDIS_HOST=127.0.0.1:$rport HTTP_ADDR=127.0.0.1:$hport LOGGING_LEVEL=warn "$bin" run >"$work/run.log" 2>&1 &
+daemon=$!
+for _ in $(seq 600); do curl -fs "http://127.0.0.1:$hport/readyz" >/dev/null && break; sleep 0.5; done
+p95() { sort -n | awk '{ v[NR] = $1 } END { printf "p50 %.1f ms, p95 %.1f ms (%d requests)\n", 1000 * v[int(NR * 0.5 + 0.5)], 1000 * v[int(NR * 0.95 + 0.5)], NR }'; }
+words=(file abc xyz qrs lmn hij def tuv opq ghi)
+for i in $(seq 50); do
+  curl -fso /dev/null -w '%{time_total}\n' "http://127.0.0.1:$hport/api/search?q=${words[i % 10]}&snippets=3&facets=kind,extension,year"
+done | p95 | sed 's/^/  search with snippets: /'
+for i in $(seq 50); do
+  curl -fso /dev/null -w '%{time_total}\n' "http://127.0.0.1:$hport/api/status"
+done | p95 | sed 's/^/  status: /'

@@ -47,24 +47,8 @@ go test -count 1 -run 'TestPeakRSS' -v ./modules/text | grep -E 'peak RSS|^(ok|F
 run ./modules/thumbnail 'Thumbnails12MP' 1x
 run ./modules/ocr 'OCRPages' 1x
 
-echo "== peak RSS of homeindexd sync over 100k files"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-go build -o "$work/homeindexd" ./cmd/homeindexd
-python3 - "$work/files" <<'PY'
-import os, sys
-root = sys.argv[1]
-for i in range(100000):
-    d = os.path.join(root, "d%03d" % (i // 1000))
-    if i % 1000 == 0:
-        os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, "f%06d.txt" % i), "w") as f:
-        f.write("small file number %d\n" % i)
-PY
-export INDEX_DIRECTORY=$work/files METADATA_DIRECTORY=$work/metadata STATE_DIRECTORY=$work/state LOG_FORMAT=json LOGGING_LEVEL=warn
-for pass in initial unchanged; do
-  /usr/bin/time -f "$pass sync: %e s wall, %M KB max RSS" "$work/homeindexd" sync >/dev/null
-done
+echo "== homeindexd sync over 100k files against its floor, and the unchanged re-sync against a bare walk"
+./scripts/bench-sync.sh
 
 echo "== text and media modules end to end over a 10,000-file demo-like tree"
 ./scripts/bench-modules-e2e.sh 10000

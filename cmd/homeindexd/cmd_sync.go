@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/homeindex/homeindex/internal/app"
+	"github.com/homeindex/homeindex/internal/filesync"
 )
 
 func cmdSync(ctx context.Context, e env, args []string) error {
@@ -44,10 +45,15 @@ func cmdSync(ctx context.Context, e env, args []string) error {
 			return err
 		}
 	}
-	st, err := a.SyncOnce(ctx, "command")
-	if err == nil {
-		st, err = settleAndSync(ctx, e, a, st)
-	}
+	var st filesync.Stats
+	applied, err := a.Outbox.DrainWhile(ctx, func() error { // the outbox applies each batch as it is recorded
+		var err error
+		st, err = a.SyncOnce(ctx, "command")
+		if err == nil {
+			st, err = settleAndSync(ctx, e, a, st)
+		}
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -55,6 +61,7 @@ func cmdSync(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	res.Applied += applied
 	if *asJSON {
 		return json.NewEncoder(e.stdout).Encode(map[string]any{"sync": st, "outbox": map[string]any{
 			"applied": res.Applied, "metadata_failed": res.MetaFailed, "index_pending": res.IndexPending}})

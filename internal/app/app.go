@@ -90,6 +90,7 @@ func Open(ctx context.Context, cfg *config.Config, log zerolog.Logger) (*App, er
 		SkipRel:     []string{cfg.MetadataRel, cfg.StateRel},
 		HashWorkers: cfg.Pipeline.HashWorkers,
 		FirstModule: func() string { return firstModule(cfg) },
+		Recorded:    func() { a.Outbox.Wake() }, // set below, before any sync
 		HoldShare:   cfg.Missing.HoldShare,
 		HoldMin:     cfg.Missing.HoldMin,
 		SettleTime:  cfg.Watch.Settle,

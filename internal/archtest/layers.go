@@ -85,6 +85,7 @@ var Layers = []Layer{
 	{90, "cmd/...", "binaries"},
 	{90, "internal/archtest", "these rules"},
 	{90, "test/...", "end-to-end suites over the built binaries"},
+	{90, "scripts/...", "bench tooling (the sync floor); never in the shipped binaries"},
 }
 
 // RedisClients may import github.com/redis/go-redis (patterns as in Layers).

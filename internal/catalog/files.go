@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 )
 
 // File is one path row.
@@ -21,9 +22,10 @@ type File struct {
 // Legacy reports whether the row came from a legacy metadata import and has no stat yet.
 func (f File) Legacy() bool { return f.Ino == 0 && f.Dev == 0 && f.MtimeNs == 0 }
 
-// Files calls fn for every file row.
+// Files calls fn for every file row, in byte order of path (the order of scanner.Walk), from
+// one snapshot of the catalog.
 func (c *Catalog) Files(ctx context.Context, fn func(File) error) error {
-	rows, err := c.r.QueryContext(ctx, `SELECT path, doc_id, dev, ino, size, mtime_ns, mtime, coalesce(drive, '') FROM files`)
+	rows, err := c.r.QueryContext(ctx, `SELECT path, doc_id, dev, ino, size, mtime_ns, mtime, coalesce(drive, '') FROM files ORDER BY path`)
 	if err != nil {
 		return fmt.Errorf("catalog: files: %w", err)
 	}
@@ -147,3 +149,45 @@ func (c *Catalog) FileDoc(ctx context.Context, path string) (string, bool, error
 	}
 	return id, err == nil, err
 }
+
+// FileDocs returns the document of each of paths that has a file row (paths without one are
+// absent from the map). Paths are bound as arguments, never through JSON (names
+// are bytes), fileDocsChunk at a time; a short last chunk is padded with repeats so that every
+// query has one of few shapes, each prepared once.
+func (c *Catalog) FileDocs(ctx context.Context, paths []string) (map[string]string, error) {
+	out := make(map[string]string, len(paths))
+	for len(paths) > 0 {
+		n := min(len(paths), fileDocsChunk)
+		size := 8
+		for size < n {
+			size *= 2
+		}
+		args := make([]any, size)
+		for i := range args {
+			args[i] = paths[min(i, n-1)]
+		}
+		q := `SELECT path, doc_id FROM files WHERE path IN (?` + strings.Repeat(", ?", size-1) + `)`
+		rows, err := c.r.QueryContext(ctx, q, args...)
+		if err != nil {
+			return nil, fmt.Errorf("catalog: file documents: %w", err)
+		}
+		for rows.Next() {
+			var p, id string
+			if err := rows.Scan(&p, &id); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[p] = id
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+		paths = paths[n:]
+	}
+	return out, nil
+}
+
+// fileDocsChunk is how many paths one FileDocs query takes (a power of two, under SQLite's
+// variable limit).
+const fileDocsChunk = 512

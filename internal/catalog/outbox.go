@@ -89,18 +89,23 @@ func (c *Catalog) OutboxLen(ctx context.Context) (total, index int64, err error)
 }
 
 // OutboxDone records that an entry's metadata and/or index part was applied. It only touches
-// the row when its seq is unchanged (a newer change must be applied again) and deletes rows
-// that are fully done.
+// the row when its seq is unchanged (a newer change must be applied again): a fully done row is
+// deleted, another gets its flags. The cost follows the entries, not the outbox's length.
 func (c *Catalog) OutboxDone(ctx context.Context, entries []OutboxEntry) error {
 	return c.Update(ctx, func(t *Tx) error {
 		for _, e := range entries {
-			if _, err := t.tx.ExecContext(ctx, `UPDATE outbox SET meta_done = ?, index_done = ? WHERE key = ? AND seq = ?`,
-				e.MetaDone, e.IndexDone, e.Key, e.Seq); err != nil {
+			var err error
+			if e.MetaDone && e.IndexDone {
+				_, err = t.tx.ExecContext(ctx, `DELETE FROM outbox WHERE key = ? AND seq = ?`, e.Key, e.Seq)
+			} else {
+				_, err = t.tx.ExecContext(ctx, `UPDATE outbox SET meta_done = ?, index_done = ? WHERE key = ? AND seq = ?`,
+					e.MetaDone, e.IndexDone, e.Key, e.Seq)
+			}
+			if err != nil {
 				return err
 			}
 		}
-		_, err := t.tx.ExecContext(ctx, `DELETE FROM outbox WHERE meta_done = 1 AND index_done = 1`)
-		return err
+		return nil
 	})
 }
 

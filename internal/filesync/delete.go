@@ -102,10 +102,8 @@ func (r *syncRun) deleteMissing(ctx context.Context) error {
 		}
 	}
 	var gone []catalog.File
-	for p, f := range r.files {
-		if r.seen[p] {
-			continue
-		}
+	for _, f := range r.unseen {
+		p := f.Path
 		if f.Drive != "" && !r.present[f.Drive] {
 			r.st.KeptOffline++
 			continue

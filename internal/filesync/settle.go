@@ -34,7 +34,6 @@ func (r *syncRun) noteUnsettled(rel, why string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.st.Unsettled++
-	r.seen[rel] = true
 	if d := r.driveOf(rel); d != "" && r.newDrives[d] {
 		// The drive just appeared but this file is not recorded yet: the sync that records it
 		// announces the drive again, so its jobs still go first.

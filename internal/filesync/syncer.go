@@ -29,7 +29,10 @@ type Config struct {
 	// DriveAppeared, when set, is called after a sync in which a drive became present (the
 	// dispatcher puts the drive's jobs first).
 	DriveAppeared func(name string)
-	Now           func() time.Time
+	// Recorded, when set, is called after each committed batch of changes (the outbox may
+	// start applying them while the walk goes on).
+	Recorded func()
+	Now      func() time.Time
 	// HoldShare and HoldMin are MISSING_HOLD_SHARE and MISSING_HOLD_MIN: a sync that would
 	// make more than HoldShare of the live documents, and at least HoldMin, missing at once
 	// holds those removals until the operator confirms. Both zero: no hold.
@@ -120,7 +123,7 @@ func (s *Syncer) Sync(ctx context.Context) (Stats, error) {
 	s.progress.start(st.Started)
 	defer s.progress.running.Store(false)
 	defer func() { st.Duration = time.Since(st.Started) }()
-	run := &syncRun{s: s, st: &st, changedDrives: map[string]bool{}, seen: map[string]bool{}, held: map[string]*HeldDir{}}
+	run := &syncRun{s: s, st: &st, changedDrives: map[string]bool{}, held: map[string]*HeldDir{}}
 	if err := run.do(ctx); err != nil {
 		st.Duration = time.Since(st.Started)
 		return st, err
@@ -129,23 +132,29 @@ func (s *Syncer) Sync(ctx context.Context) (Stats, error) {
 	return st, nil
 }
 
-// syncRun is the state of one sync.
+// syncRun is the state of one sync. The catalog's paths are not held in memory: the walk
+// yields paths in byte order and meets the catalog's rows, read in the same order from one
+// snapshot (cursor), so each walked path finds its row, and rows the walk passes by are the
+// paths not seen (unseen), which deleteMissing sorts out. Memory follows the changes, not the
+// tree.
 type syncRun struct {
 	s             *Syncer
 	st            *Stats
-	mu            sync.Mutex              // guards seen and st.Errors between the walker and the recorder
-	files         map[string]catalog.File // catalog snapshot at start
+	mu            sync.Mutex // guards st.Errors, st.Unsettled and held between the walker and the recorder
+	cursor        *fileCursor
+	unseen        []catalog.File // catalog rows the walk did not find
 	present       map[string]bool
 	newDrives     map[string]bool     // drives that became present or known in this sync
-	seen          map[string]bool     // paths found (or kept because unreadable) in this walk
 	changedDrives map[string]bool     // drives whose paths changed: their marker is rewritten
 	held          map[string]*HeldDir // directories found empty or unreadable in this walk
 }
 
 func (r *syncRun) do(ctx context.Context) error {
-	if err := r.loadFiles(ctx); err != nil {
+	known, err := r.s.cat.CountFiles(ctx)
+	if err != nil {
 		return err
 	}
+	r.s.progress.known.Store(known)
 	if err := r.refreshArchiveRel(ctx); err != nil {
 		return err
 	}
@@ -167,16 +176,6 @@ func (r *syncRun) do(ctx context.Context) error {
 	return r.s.markers.UpdateAll(ctx, r.present, r.changedDrives)
 }
 
-func (r *syncRun) loadFiles(ctx context.Context) error {
-	r.files = map[string]catalog.File{}
-	err := r.s.cat.Files(ctx, func(f catalog.File) error {
-		r.files[f.Path] = f
-		return nil
-	})
-	r.s.progress.known.Store(int64(len(r.files)))
-	return err
-}
-
 // refreshArchiveRel re-derives every path's drive when ARCHIVE_DIRECTORY moved.
 func (r *syncRun) refreshArchiveRel(ctx context.Context) error {
 	cur := r.s.cfg.ArchiveRel
@@ -184,17 +183,22 @@ func (r *syncRun) refreshArchiveRel(ctx context.Context) error {
 	if err != nil || (ok && prev == cur) {
 		return err
 	}
+	var moved []catalog.File // paths whose drive changes, with their new drive
+	err = r.s.cat.Files(ctx, func(f catalog.File) error {
+		if d, _ := drives.DriveOf(cur, f.Path); d != f.Drive {
+			f.Drive = d
+			moved = append(moved, f)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
 	return r.s.cat.Update(ctx, func(t *catalog.Tx) error {
-		for p, f := range r.files {
-			d, _ := drives.DriveOf(cur, p)
-			if d == f.Drive {
-				continue
-			}
-			if err := t.SetFileDrive(ctx, p, d); err != nil {
+		for _, f := range moved {
+			if err := t.SetFileDrive(ctx, f.Path, f.Drive); err != nil {
 				return err
 			}
-			f.Drive = d
-			r.files[p] = f
 			if err := t.Dirty(ctx, catalog.DocKey(f.DocID)); err != nil {
 				return err
 			}
@@ -223,10 +227,12 @@ func (r *syncRun) refreshDrives(ctx context.Context) error {
 	for d := range known {
 		names[d] = true
 	}
-	for _, f := range r.files {
-		if f.Drive != "" {
-			names[f.Drive] = true
-		}
+	referenced, err := r.s.cat.ReferencedDrives(ctx)
+	if err != nil {
+		return err
+	}
+	for _, d := range referenced {
+		names[d] = true
 	}
 	return r.s.cat.Update(ctx, func(t *catalog.Tx) error {
 		for d := range names {

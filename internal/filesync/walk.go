@@ -3,7 +3,9 @@ package filesync
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
+	"iter"
 	"path"
 	"path/filepath"
 	"strings"
@@ -13,12 +15,70 @@ import (
 	"github.com/homeindex/homeindex/internal/scanner"
 )
 
+// found is one walked path with its catalog row (had: there is one).
+type found struct {
+	e   scanner.Entry
+	old catalog.File
+	had bool
+}
+
 // change is one hashed path ready to be recorded.
 type change struct {
-	e    scanner.Entry
+	found
 	id   string
 	typ  string
 	keep bool // stat only: the content is unchanged (legacy row confirmed, or touched file)
+}
+
+// fileCursor reads the catalog's file rows in path order, one snapshot for the whole walk.
+type fileCursor struct {
+	next func() (catalog.File, bool)
+	stop func()
+	head catalog.File
+	ok   bool // head is a row
+	err  error
+}
+
+var errCursorStopped = errors.New("cursor stopped")
+
+func openCursor(ctx context.Context, cat *catalog.Catalog) *fileCursor {
+	c := &fileCursor{}
+	c.next, c.stop = iter.Pull(func(yield func(catalog.File) bool) {
+		err := cat.Files(ctx, func(f catalog.File) error {
+			if !yield(f) {
+				return errCursorStopped
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, errCursorStopped) {
+			c.err = err
+		}
+	})
+	c.head, c.ok = c.next()
+	return c
+}
+
+// passTo moves the cursor up to rel: rows before it were not walked (they go to passed); the
+// row at rel, if any, is returned and consumed.
+func (c *fileCursor) passTo(rel string, passed func(catalog.File)) (catalog.File, bool) {
+	for c.ok && c.head.Path < rel {
+		passed(c.head)
+		c.head, c.ok = c.next()
+	}
+	if c.ok && c.head.Path == rel {
+		f := c.head
+		c.head, c.ok = c.next()
+		return f, true
+	}
+	return catalog.File{}, false
+}
+
+// rest hands every row not consumed yet to passed.
+func (c *fileCursor) rest(passed func(catalog.File)) {
+	for c.ok {
+		passed(c.head)
+		c.head, c.ok = c.next()
+	}
 }
 
 // walk streams the tree: unchanged files are only marked seen, others are hashed in parallel
@@ -30,6 +90,9 @@ func (r *syncRun) walk(ctx context.Context) error {
 	results := make(chan scanner.HashResult, 256)
 	h := scanner.Hasher{Workers: r.s.cfg.HashWorkers}
 	go h.Run(ctx, jobs, results)
+	r.cursor = openCursor(ctx, r.s.cat)
+	defer r.cursor.stop()
+	passed := func(f catalog.File) { r.unseen = append(r.unseen, f) }
 
 	var confirmed []change // legacy rows whose size and mtime still match: no read needed
 	walkErr := make(chan error, 1)
@@ -39,6 +102,7 @@ func (r *syncRun) walk(ctx context.Context) error {
 		walkErr <- scanner.Walk(ctx, r.s.cfg.Root, scanner.WalkOptions{
 			Skip: r.skip,
 			OnError: func(rel string, err error) {
+				r.cursor.passTo(rel, passed) // a path that exists but cannot be read keeps its row
 				if pe := (*fs.PathError)(nil); errors.As(err, &pe) && isDirError(pe.Op) {
 					r.noteUnreadableDir(rel, pe.Err)
 				}
@@ -48,16 +112,14 @@ func (r *syncRun) walk(ctx context.Context) error {
 		}, func(e scanner.Entry) error {
 			r.st.Walked++
 			r.s.progress.walked.Add(1)
-			r.mu.Lock()
-			r.seen[e.Rel] = true
-			r.mu.Unlock()
-			old, ok := r.files[e.Rel]
+			old, ok := r.cursor.passTo(e.Rel, passed)
 			if ok && !old.Legacy() && old.Dev == e.Dev && old.Ino == e.Ino && old.Size == e.Size && old.MtimeNs == e.MtimeNs {
 				r.st.Unchanged++
 				return nil
 			}
+			w := found{e: e, old: old, had: ok}
 			if ok && old.Legacy() && old.Size == e.Size && legacyMtimeMatches(old.Mtime, e.MtimeNs) {
-				confirmed = append(confirmed, change{e: e, id: old.DocID, keep: true})
+				confirmed = append(confirmed, change{found: w, id: old.DocID, keep: true})
 				return nil
 			}
 			if r.unsettled(e) {
@@ -67,7 +129,7 @@ func (r *syncRun) walk(ctx context.Context) error {
 			r.s.progress.toHash.Add(1)
 			r.s.progress.toHashB.Add(e.Size)
 			select {
-			case jobs <- scanner.HashJob{Path: filepath.Join(r.s.cfg.Root, filepath.FromSlash(e.Rel)), Ref: e}:
+			case jobs <- scanner.HashJob{Path: filepath.Join(r.s.cfg.Root, filepath.FromSlash(e.Rel)), Ref: w}:
 				return nil
 			case <-ctx.Done():
 				return ctx.Err()
@@ -81,7 +143,8 @@ func (r *syncRun) walk(ctx context.Context) error {
 		if applyErr != nil {
 			continue // drain
 		}
-		e := res.Job.Ref.(scanner.Entry)
+		w := res.Job.Ref.(found)
+		e := w.e
 		if res.Err != nil {
 			r.noteError(e.Rel, res.Err)
 			continue
@@ -94,8 +157,8 @@ func (r *syncRun) walk(ctx context.Context) error {
 		r.st.HashedBytes += e.Size
 		r.s.progress.hashed.Add(1)
 		r.s.progress.hashedB.Add(e.Size)
-		c := change{e: e, id: res.ID}
-		if old, ok := r.files[e.Rel]; !ok || old.DocID != res.ID {
+		c := change{found: w, id: res.ID}
+		if !w.had || w.old.DocID != res.ID {
 			if c.typ, res.Err = scanner.DetectType(res.Job.Path); res.Err != nil {
 				r.noteError(e.Rel, res.Err)
 				continue
@@ -124,6 +187,12 @@ func (r *syncRun) walk(ctx context.Context) error {
 		r.noteUnreadableDir("", pe.Err)
 		r.s.log.Warn().Str("root", r.s.cfg.Root).Err(pe.Err).Msg("files root unreadable")
 	}
+	if applyErr == nil {
+		r.cursor.rest(passed) // the walk has ended: the rows after its last path were not seen
+		if r.cursor.err != nil {
+			return fmt.Errorf("sync: read catalog: %w", r.cursor.err)
+		}
+	}
 	for applyErr == nil && len(confirmed) > 0 {
 		n := min(len(confirmed), r.s.cfg.BatchSize)
 		applyErr = r.record(ctx, confirmed[:n])
@@ -148,13 +217,12 @@ func (r *syncRun) noteError(rel string, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.st.Errors++
-	r.seen[rel] = true
 	r.s.log.Warn().Str("path", rel).Err(err).Msg("skipped file")
 }
 
 // record writes one batch of hashed paths in one transaction.
 func (r *syncRun) record(ctx context.Context, batch []change) error {
-	return r.s.cat.Update(ctx, func(t *catalog.Tx) error {
+	err := r.s.cat.Update(ctx, func(t *catalog.Tx) error {
 		for _, c := range batch {
 			if err := r.recordOne(ctx, t, c); err != nil {
 				return err
@@ -162,6 +230,10 @@ func (r *syncRun) record(ctx context.Context, batch []change) error {
 		}
 		return nil
 	})
+	if err == nil && r.s.cfg.Recorded != nil {
+		r.s.cfg.Recorded()
+	}
+	return err
 }
 
 func (r *syncRun) recordOne(ctx context.Context, t *catalog.Tx, c change) error {
@@ -169,7 +241,7 @@ func (r *syncRun) recordOne(ctx context.Context, t *catalog.Tx, c change) error 
 	drive := r.driveOf(e.Rel)
 	f := catalog.File{Path: e.Rel, DocID: c.id, Dev: e.Dev, Ino: e.Ino, Size: e.Size, MtimeNs: e.MtimeNs,
 		Mtime: scanner.TruncateMtime(e.MtimeNs), Drive: drive}
-	old, had := r.files[e.Rel]
+	old, had := c.old, c.had
 	if c.keep {
 		// Same content: refresh the cache key; the document changes only if the mtime did.
 		if err := t.PutFile(ctx, f); err != nil {

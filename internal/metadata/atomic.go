@@ -25,9 +25,16 @@ const (
 // Temp files live in one directory (not beside the target) so CleanTemp costs O(leftovers),
 // not a walk of by-id, and modules listing their own directories never see them.
 func (s *Store) writeAtomic(dir, name string, data []byte) (bool, error) {
+	return s.writeAtomicIn(dir, name, data, false)
+}
+
+// writeAtomicIn is writeAtomic; newDir says the caller has just created dir, so there is no
+// old file to compare with.
+func (s *Store) writeAtomicIn(dir, name string, data []byte, newDir bool) (bool, error) {
 	dst := filepath.Join(dir, name)
-	// One lstat tells most changes apart (the size differs) without opening the file.
-	if fi, err := os.Lstat(dst); err == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(data)) {
+	// One lstat tells most changes apart (the size differs) without opening the file; a
+	// directory just created holds no old file at all.
+	if fi, err := os.Lstat(dst); !newDir && err == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(data)) {
 		if old, err := os.ReadFile(dst); err == nil && bytes.Equal(old, data) {
 			return false, nil
 		}
@@ -50,23 +57,24 @@ func (s *Store) tempName(prefix string) (string, error) {
 
 // ensureDir creates dir (whose parent must exist) unless it is already a real directory, and
 // fsyncs the parent when it created it, so a new entry survives a crash. A symlink or a file in
-// its place is an error: following it could write outside the root.
-func (s *Store) ensureDir(dir string) error {
-	err := os.Mkdir(dir, dirPerm)
+// its place is an error: following it could write outside the root. created reports whether
+// this call made the directory.
+func (s *Store) ensureDir(dir string) (created bool, err error) {
+	err = os.Mkdir(dir, dirPerm)
 	if err == nil {
-		return s.syncDir(filepath.Dir(dir))
+		return true, s.syncDir(filepath.Dir(dir))
 	}
 	if !errors.Is(err, fs.ErrExist) {
-		return err
+		return false, err
 	}
 	fi, err := os.Lstat(dir)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if !fi.IsDir() {
-		return fmt.Errorf("%s: not a directory", dir)
+		return false, fmt.Errorf("%s: not a directory", dir)
 	}
-	return nil
+	return false, nil
 }
 
 // syncDir fsyncs a directory so a rename or a new entry in it is durable (durable.SyncDir),

@@ -48,6 +48,15 @@ func (s *Store) link(rel, id string) (string, error) {
 	}
 	dst := filepath.Join(s.byPath, filepath.FromSlash(rel))
 	target := linkTarget(rel, id)
+	// Nothing there yet (every link of a first sync): the symlink is created in place, which is
+	// atomic already. Anything in the way takes the replacing path below.
+	err := os.Symlink(target, dst)
+	if err == nil {
+		return filepath.Dir(dst), nil
+	}
+	if !errors.Is(err, fs.ErrExist) {
+		return "", err
+	}
 	fi, err := os.Lstat(dst)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -59,6 +68,7 @@ func (s *Store) link(rel, id string) (string, error) {
 		}
 	case fi.IsDir():
 		// Only links and directories live in by-path, and RemoveAll does not follow links.
+		s.lastParent = ""
 		if err := os.RemoveAll(dst); err != nil {
 			return "", err
 		}
@@ -80,6 +90,24 @@ func (s *Store) link(rel, id string) (string, error) {
 // makeParents creates the directories of rel below by-path without following symlinks: a
 // symlink or file in the way is a stale link and is replaced by a directory.
 func (s *Store) makeParents(rel string) error {
+	i := strings.LastIndexByte(rel, '/')
+	if i < 0 {
+		return nil // directly below by-path
+	}
+	parent := rel[:i]
+	if parent == s.lastParent {
+		return nil // checked by the previous link; nothing removed directories since
+	}
+	s.lastParent = ""
+	if err := s.checkParents(rel); err != nil {
+		return err
+	}
+	s.lastParent = parent
+	return nil
+}
+
+// checkParents is makeParents without the memory of the last parent.
+func (s *Store) checkParents(rel string) error {
 	dir := s.byPath
 	parts := strings.Split(rel, "/")
 	for _, p := range parts[:len(parts)-1] {
@@ -95,7 +123,7 @@ func (s *Store) makeParents(rel string) error {
 		case !errors.Is(err, fs.ErrNotExist):
 			return err
 		}
-		if err := s.ensureDir(dir); err != nil {
+		if _, err := s.ensureDir(dir); err != nil {
 			return err
 		}
 	}
@@ -168,6 +196,7 @@ func (s *Store) unlink(rel string) (string, error) {
 		synced = filepath.Dir(dst)
 	}
 	// Prune even when the link was already gone: a crash may have come between the two steps.
+	s.lastParent = ""
 	for dir := filepath.Dir(dst); dir != s.byPath; dir = filepath.Dir(dir) {
 		err := syscall.Rmdir(dir)
 		if errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST) {

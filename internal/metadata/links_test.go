@@ -267,3 +267,30 @@ func TestLinkUnlinkSiblingsConcurrently(t *testing.T) {
 		t.Error("empty parents left after all links were removed")
 	}
 }
+
+// Links made one after another in one directory check its parents once; a removal that prunes
+// directories makes the next link build them again, and a parent that became a directory of
+// links where a link stood is handled too.
+func TestLinkAfterPruneRebuildsParents(t *testing.T) {
+	t.Parallel()
+	s := openStore(t)
+	mustLink(t, s, "a/b/one.txt", "id1")
+	mustLink(t, s, "a/b/two.txt", "id2")
+	if err := s.Unlink("a/b/one.txt"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Unlink("a/b/two.txt"); err != nil { // prunes a/b and a
+		t.Fatal(err)
+	}
+	if exists(filepath.Join(s.Root(), "by-path", "a")) {
+		t.Fatal("by-path/a not pruned")
+	}
+	mustLink(t, s, "a/b/three.txt", "id3")
+	mustLink(t, s, "x", "id4")
+	mustLink(t, s, "x/y.txt", "id5") // x was a link: it becomes a directory
+	for rel, id := range map[string]string{"a/b/three.txt": "id3", "x/y.txt": "id5"} {
+		if got, ok, err := s.LinkTarget(rel); err != nil || !ok || got != id {
+			t.Errorf("LinkTarget(%s) = %q, %v, %v; want %s", rel, got, ok, err, id)
+		}
+	}
+}

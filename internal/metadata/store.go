@@ -27,6 +27,9 @@ type Store struct {
 	// treeMu orders changes to by-path's directories: without it an Unlink could prune a
 	// parent directory between a concurrent Link's mkdir and its rename.
 	treeMu sync.Mutex
+	// lastParent is the by-path directory (relative, slash form) whose parents the last Link
+	// checked or made; removals forget it. Guarded by treeMu.
+	lastParent string
 
 	deferSync bool // set once before use by DeferSync
 }
@@ -71,11 +74,22 @@ func (s *Store) WriteDocument(id string, doc []byte) (written bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("write document %s: %w", id, err)
 	}
+	return s.WriteIndentedDocument(id, data)
+}
+
+// WriteIndentedDocument is WriteDocument for bytes already in document.json's form: a JSON
+// object as json.MarshalIndent(v, "", "    ") writes it, plus a final newline. The caller
+// vouches for the form; nothing is re-indented.
+func (s *Store) WriteIndentedDocument(id string, data []byte) (written bool, err error) {
+	if err := checkID(id); err != nil {
+		return false, fmt.Errorf("write document: %w", err)
+	}
 	dir := filepath.Join(s.byID, id)
-	if err := s.ensureDir(dir); err != nil {
+	created, err := s.ensureDir(dir)
+	if err != nil {
 		return false, fmt.Errorf("write document %s: %w", id, err)
 	}
-	written, err = s.writeAtomic(dir, documentName, data)
+	written, err = s.writeAtomicIn(dir, documentName, data, created)
 	if err != nil {
 		return false, fmt.Errorf("write document %s: %w", id, err)
 	}
@@ -140,7 +154,7 @@ func (s *Store) ModuleDir(id, module string) (string, error) {
 	docDir := filepath.Join(s.byID, id)
 	dir := filepath.Join(docDir, module)
 	for _, d := range []string{docDir, dir} {
-		if err := s.ensureDir(d); err != nil {
+		if _, err := s.ensureDir(d); err != nil {
 			return "", fmt.Errorf("module dir %s/%s: %w", id, module, err)
 		}
 	}

@@ -113,6 +113,37 @@ func (a *Applier) Run(ctx context.Context) error {
 	}
 }
 
+// DrainWhile runs fn and, while it runs, drains on every Wake (with no Gather: the caller
+// wakes once per batch of changes), so the derived stores fill while fn is still producing
+// changes. It returns how many keys those drains applied, and fn's error, once the drain in
+// progress, if any, has finished; drain errors are left to the caller's own Drain after it,
+// which finds the keys still pending.
+func (a *Applier) DrainWhile(ctx context.Context, fn func() error) (applied int, err error) {
+	stop := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-a.wake:
+			}
+			res, err := a.Drain(ctx)
+			applied += res.Applied
+			if err != nil && ctx.Err() == nil {
+				a.log.Warn().Err(err).Msg("outbox drain during the sync failed; the final drain retries")
+			}
+		}
+	}()
+	err = fn()
+	close(stop)
+	<-finished
+	return applied, err
+}
+
 // Drain applies every pending key once. Keys whose metadata or index part fails stay pending.
 func (a *Applier) Drain(ctx context.Context) (Result, error) {
 	a.drainMu.Lock()
@@ -125,37 +156,30 @@ func (a *Applier) Drain(ctx context.Context) (Result, error) {
 		res.IndexErr = err
 		a.log.Warn().Err(err).Msg("search index not configured; will retry")
 	}
+	// Rounds are recorded as applied in groups of at least flushKeys keys, after one Flush
+	// that makes all their metadata durable: a crash before it only means they are applied
+	// again (identical bytes are skipped).
+	var unflushed []catalog.OutboxEntry
 	for {
 		entries, err := a.cat.PendingOutbox(ctx, after, a.Batch)
 		if err != nil {
 			return res, err
 		}
+		if len(entries) > 0 {
+			after = entries[len(entries)-1].Seq
+			if err := a.round(ctx, entries, &indexOK, &res); err != nil {
+				return res, err
+			}
+			unflushed = append(unflushed, entries...)
+		}
+		if len(unflushed) > 0 && (len(entries) == 0 || len(unflushed) >= flushKeys) {
+			if err := a.done(ctx, unflushed, &res); err != nil {
+				return res, err
+			}
+			unflushed = unflushed[:0]
+		}
 		if len(entries) == 0 {
 			break
-		}
-		after = entries[len(entries)-1].Seq
-		if err := a.round(ctx, entries, &indexOK, &res); err != nil {
-			return res, err
-		}
-		if err := a.store.Flush(); err != nil {
-			// Nothing of this round's metadata is known durable: apply it again later.
-			a.log.Warn().Err(err).Msg("metadata directory not flushed; will retry")
-			for i := range entries {
-				entries[i].MetaDone = false
-			}
-		}
-		if err := a.cat.OutboxDone(ctx, entries); err != nil {
-			return res, err
-		}
-		for _, e := range entries {
-			switch {
-			case !e.MetaDone:
-				res.MetaFailed++
-			case !e.IndexDone:
-				res.IndexPending++
-			default:
-				res.Applied++
-			}
 		}
 	}
 	a.mu.Lock()
@@ -164,13 +188,41 @@ func (a *Applier) Drain(ctx context.Context) (Result, error) {
 	return res, nil
 }
 
+// flushKeys is how many applied keys Drain gathers before one Flush and one OutboxDone.
+const flushKeys = 5000
+
+// done flushes the metadata directory and records the entries' done flags, counting them.
+func (a *Applier) done(ctx context.Context, entries []catalog.OutboxEntry, res *Result) error {
+	if err := a.store.Flush(); err != nil {
+		// Nothing of these rounds' metadata is known durable: apply it again later.
+		a.log.Warn().Err(err).Msg("metadata directory not flushed; will retry")
+		for i := range entries {
+			entries[i].MetaDone = false
+		}
+	}
+	if err := a.cat.OutboxDone(ctx, entries); err != nil {
+		return err
+	}
+	for _, e := range entries {
+		switch {
+		case !e.MetaDone:
+			res.MetaFailed++
+		case !e.IndexDone:
+			res.IndexPending++
+		default:
+			res.Applied++
+		}
+	}
+	return nil
+}
+
 // round applies one page of entries, updating their done flags in place. Documents are rendered
 // with one query, and the index gets one write per kind of change (files upserted, files
 // deleted, chunks replaced) for the whole round. The document files are written by metaWorkers
 // goroutines while the index write runs: the two stores are independent, and most of a
-// document write is the kernel creating the temp file. By-path links and drive markers follow
-// once both are done, so a link never points at a document not yet written and a drive turns
-// ready only when its documents are on disk and searchable.
+// document write is the kernel creating the temp file. By-path links follow the document files
+// (a link never points at a document not yet written), still beside the index write; drive
+// markers come last, so a drive turns ready only when its documents are on disk and searchable.
 func (a *Applier) round(ctx context.Context, entries []catalog.OutboxEntry, indexOK *bool, res *Result) error {
 	docs, err := a.cat.Documents(ctx, roundDocIDs(entries))
 	if err != nil {
@@ -178,7 +230,7 @@ func (a *Applier) round(ctx context.Context, entries []catalog.OutboxEntry, inde
 	}
 	var w indexWrite
 	var metas []docMeta
-	var later []int // path and drive keys, in order
+	var paths, drives []int // path and drive keys, in order
 	for i := range entries {
 		e := &entries[i]
 		switch {
@@ -200,8 +252,10 @@ func (a *Applier) round(ctx context.Context, entries []catalog.OutboxEntry, inde
 			if !e.IndexDone {
 				w.document(i, id, r.State, raw)
 			}
-		case strings.HasPrefix(e.Key, catalog.KeyPath), strings.HasPrefix(e.Key, catalog.KeyDrive):
-			later = append(later, i)
+		case strings.HasPrefix(e.Key, catalog.KeyPath):
+			paths = append(paths, i)
+		case strings.HasPrefix(e.Key, catalog.KeyDrive):
+			drives = append(drives, i)
 		case strings.HasPrefix(e.Key, catalog.KeyChunks):
 			if err := a.applyChunks(i, e, docs, &w); err != nil {
 				return err
@@ -211,9 +265,18 @@ func (a *Applier) round(ctx context.Context, entries []catalog.OutboxEntry, inde
 			e.MetaDone, e.IndexDone = true, true
 		}
 	}
+	links, err := a.pathDocs(ctx, entries, paths)
+	if err != nil {
+		return err
+	}
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); a.applyDocMetas(entries, metas) }()
+	wg.Go(func() {
+		a.applyDocMetas(entries, metas)
+		for _, i := range paths {
+			entries[i].MetaDone = a.applyPath(links, strings.TrimPrefix(entries[i].Key, catalog.KeyPath))
+			entries[i].IndexDone = true
+		}
+	})
 	if *indexOK && !w.empty() {
 		if err := a.writeIndex(ctx, &w); err != nil {
 			*indexOK = false
@@ -226,16 +289,24 @@ func (a *Applier) round(ctx context.Context, entries []catalog.OutboxEntry, inde
 		}
 	}
 	wg.Wait()
-	for _, i := range later {
+	for _, i := range drives {
 		e := &entries[i]
-		if rel, ok := strings.CutPrefix(e.Key, catalog.KeyPath); ok {
-			e.MetaDone = a.applyPath(ctx, rel)
-		} else {
-			e.MetaDone = a.applyDrive(ctx, strings.TrimPrefix(e.Key, catalog.KeyDrive))
-		}
+		e.MetaDone = a.applyDrive(ctx, strings.TrimPrefix(e.Key, catalog.KeyDrive))
 		e.IndexDone = true
 	}
 	return nil
+}
+
+// pathDocs looks up the documents of the round's path keys with one query per few hundred.
+func (a *Applier) pathDocs(ctx context.Context, entries []catalog.OutboxEntry, paths []int) (map[string]string, error) {
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	rels := make([]string, len(paths))
+	for k, i := range paths {
+		rels[k] = strings.TrimPrefix(entries[i].Key, catalog.KeyPath)
+	}
+	return a.cat.FileDocs(ctx, rels)
 }
 
 // metaWorkers is how many document files a round writes at once (the kernel's work of

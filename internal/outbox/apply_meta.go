@@ -26,15 +26,13 @@ func (a *Applier) applyDocMeta(id string, raw []byte, state catalog.DocState) bo
 	return true
 }
 
-// applyPath points by-path/<rel> at the path's document, or removes it.
-func (a *Applier) applyPath(ctx context.Context, rel string) bool {
-	id, ok, err := a.cat.FileDoc(ctx, rel)
-	if err == nil {
-		if ok {
-			err = a.store.Link(rel, id)
-		} else {
-			err = a.store.Unlink(rel)
-		}
+// applyPath points by-path/<rel> at the path's document (docs, by path), or removes it.
+func (a *Applier) applyPath(docs map[string]string, rel string) bool {
+	var err error
+	if id, ok := docs[rel]; ok {
+		err = a.store.Link(rel, id)
+	} else {
+		err = a.store.Unlink(rel)
 	}
 	if err != nil {
 		return a.metaFailed(err, "by-path link not updated", "path", rel)

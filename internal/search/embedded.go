@@ -24,9 +24,11 @@ import (
 const (
 	embeddedBusyTimeoutMS = 5000
 	embeddedReaders       = 4
-	// A page cache large enough for the indexes' working set and a memory map for reads:
-	// without them, random inserts into the expression indexes spend their time in pread.
-	embeddedCacheKiB  = 64 << 10
+	// A page cache per connection for the indexes' inner pages, and a memory map for the
+	// readers. The cache bounds the writer's memory (a sync's peak RSS): 64 MiB made a 100k-file
+	// sync peak at 234 MB against 84 MB at 20k files with 16 MiB, with no measurable loss of
+	// ingest speed (the leaves it misses come from the OS page cache by pread).
+	embeddedCacheKiB  = 16 << 10
 	embeddedMmapBytes = 1 << 30
 	// analyzeMinWrites is the least number of writes between two refreshes of the planner
 	// statistics.
@@ -65,9 +67,11 @@ func OpenEmbedded(path string) (Index, error) {
 	// An SQLite URI: escape the characters that would end the path.
 	uri := "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(abs)
 	pragmas := fmt.Sprintf("?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"+
-		"&_pragma=cache_size(%d)&_pragma=mmap_size(%d)&_pragma=temp_store(MEMORY)",
-		embeddedBusyTimeoutMS, -embeddedCacheKiB, embeddedMmapBytes)
-	writer := sqlitedb.Open(uri + pragmas + "&_txlock=immediate")
+		"&_pragma=cache_size(%d)&_pragma=temp_store(MEMORY)", embeddedBusyTimeoutMS, -embeddedCacheKiB)
+	// The writer reads through its page cache alone: a memory map would make every page an
+	// ingest touches resident in this process (peak RSS growing with the index), where the
+	// cache bounds it.
+	writer := sqlitedb.Open(uri + pragmas + "&_pragma=mmap_size(0)&_txlock=immediate")
 	writer.SetMaxOpenConns(1)
 	ix := &embeddedIndex{writer: writer, table: newFileTable()}
 	ix.bgCtx, ix.bgCancel = context.WithCancel(context.Background())
@@ -75,7 +79,7 @@ func OpenEmbedded(path string) (Index, error) {
 		writer.Close()
 		return nil, fmt.Errorf("open embedded index %s: %w", path, err)
 	}
-	reader := sqlitedb.Open(uri + pragmas + "&_query_only=1")
+	reader := sqlitedb.Open(uri + pragmas + fmt.Sprintf("&_pragma=mmap_size(%d)&_query_only=1", embeddedMmapBytes))
 	reader.SetMaxOpenConns(max(embeddedReaders, runtime.GOMAXPROCS(0)))
 	reader.SetMaxIdleConns(max(embeddedReaders, runtime.GOMAXPROCS(0)))
 	ix.reader = reader
