@@ -6,7 +6,7 @@ import (
 )
 
 // String describes the configuration on one line as NAME=value pairs, for the startup log.
-// Secrets (the Redis password, the Meilisearch API key) appear as ***.
+// Secrets (the Redis password, the Meilisearch API key) appear as xxxxx.
 func (c *Config) String() string {
 	var b strings.Builder
 	add := func(name, value string) {
