@@ -29,6 +29,8 @@ type fileTable struct {
 	ids    []string             // by file rowid: id ("": no document)
 	dated  []bool               // by file rowid: has a date (FieldDate)
 	dates  []float64
+	// datesHeld: the date is declared sortable, so dated and dates hold it.
+	datesHeld bool
 	// Every file id and chunk file_id has a code; chunks name their file by code, and fileOf
 	// gives the code's file rowid (0: no such file), so a chunk's file costs no hashing.
 	chunks []uint32 // by chunk rowid: code of its file_id (0: none)
@@ -308,6 +310,7 @@ func (ix *embeddedIndex) buildTable(ctx context.Context, want []string) error {
 	cols := []string{"d.seq", "d.id", "NULL"}
 	if owner(FieldDate, declared) != "" && covered(FieldDate, settings.Sortable) {
 		cols[2] = flatExpr(">", FieldDate, declared)
+		nt.datesHeld = true
 	}
 	for _, f := range want {
 		cols = append(cols, flatExpr("v", f, declared), flatExpr("m", f, declared))
@@ -349,7 +352,7 @@ func (ix *embeddedIndex) buildTable(ctx context.Context, want []string) error {
 	t := ix.table
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.gen, t.facets, t.ids, t.dated, t.dates = nt.gen, nt.facets, nt.ids, nt.dated, nt.dates
+	t.gen, t.facets, t.ids, t.dated, t.dates, t.datesHeld = nt.gen, nt.facets, nt.ids, nt.dated, nt.dates, nt.datesHeld
 	t.chunks, t.codes, t.fileOf = nt.chunks, nt.codes, nt.fileOf
 	return nil
 }

@@ -159,7 +159,29 @@ func (ix *embeddedIndex) searchTable(ctx context.Context, tx *sql.Tx, q FileQuer
 	}
 	whereSQL, args := matchWhere(matches, where, args)
 	var set []int64
+	var test func(int64) bool
+	if where != "" {
+		n, err := parseFilter(q.filter())
+		if err != nil {
+			return FileResult{}, fmt.Errorf("search files: %w: %w", ErrInvalidFilter, err)
+		}
+		if test, _ = t.tableFilter(n); test == nil {
+			ix.tableSQLFilters.Add(1)
+		}
+	}
 	switch {
+	case test != nil && match != "":
+		for s := range matches {
+			if test(s) {
+				set = append(set, s)
+			}
+		}
+	case test != nil:
+		for s, id := range t.ids {
+			if id != "" && test(int64(s)) {
+				set = append(set, int64(s))
+			}
+		}
 	case where != "":
 		query, err := filterQuery(ctx, tx, whereSQL, args, match != "")
 		if err == nil {
