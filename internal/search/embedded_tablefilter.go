@@ -1,8 +1,10 @@
 package search
 
 import (
+	"cmp"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // tableFilter compiles a filter to a test of a file (by rowid) on the file table, for the
@@ -130,4 +132,68 @@ func (t *fileTable) dateTest(c *condNode) (func(int64) bool, bool) {
 		return in(c.vals[0].num, c.vals[1].num), true
 	}
 	return nil, false
+}
+
+// tableSorted lists the sortable attributes whose sort keys the table holds, besides the
+// date: a search sorted by one of them sorts its matches here rather than in SQL.
+var tableSorted = []string{"size", FieldSortName}
+
+// memSort holds one attribute's ascending ("<") and descending (">") sort keys per file.
+type memSort struct{ asc, desc []sortValue }
+
+// sortValue is a sort key as SQLite orders it: missing, then every number before every text.
+type sortValue struct {
+	kind int8 // 0 missing, 1 number, 2 text
+	num  float64
+	str  string
+}
+
+func newSortValue(v any) sortValue {
+	switch x := v.(type) {
+	case float64:
+		return sortValue{kind: 1, num: x}
+	case int64:
+		return sortValue{kind: 1, num: float64(x)}
+	case string:
+		return sortValue{kind: 2, str: x}
+	}
+	return sortValue{}
+}
+
+// set records a file's keys.
+func (m *memSort) set(seq int64, asc, desc sortValue) {
+	growTo(&m.asc, seq)
+	growTo(&m.desc, seq)
+	m.asc[seq], m.desc[seq] = asc, desc
+}
+
+// compare orders files a and b as sortKey.orderTerms does: missing keys last, numbers before
+// texts in both directions, then by value (desc: largest first); 0 on a tie (the caller then
+// orders by id).
+func (m *memSort) compare(a, b int64, desc bool) int {
+	keys := m.asc
+	if desc {
+		keys = m.desc
+	}
+	var x, y sortValue
+	if a < int64(len(keys)) {
+		x = keys[a]
+	}
+	if b < int64(len(keys)) {
+		y = keys[b]
+	}
+	if x.kind != y.kind {
+		if x.kind == 0 || y.kind == 0 {
+			return cmp.Compare(y.kind, x.kind) // missing last
+		}
+		return cmp.Compare(x.kind, y.kind) // numbers first
+	}
+	c := cmp.Compare(x.num, y.num)
+	if x.kind == 2 {
+		c = strings.Compare(x.str, y.str)
+	}
+	if desc {
+		return -c
+	}
+	return c
 }

@@ -296,6 +296,26 @@ func TestSearchFilesSameOnBothBackends(t *testing.T) {
 				t.Errorf("got [%s]", hitIDs(r))
 			}
 		}, false},
+		{"word, largest", FileQuery{Q: "zebra", Sort: "largest"}, func(t *testing.T, r FileResult) {
+			if hitIDs(r) != "f5 f1 f8 f7 f4" {
+				t.Errorf("got [%s]", hitIDs(r))
+			}
+		}, false},
+		{"word, smallest, second page", FileQuery{Q: "zebra", Sort: "smallest", Limit: 2, Offset: 1, Snippets: 1}, func(t *testing.T, r FileResult) {
+			if hitIDs(r) != "f7 f8" || r.Total != 5 || len(r.Hits[0].Snippets) != 1 {
+				t.Errorf("got [%s] %d", hitIDs(r), r.Total)
+			}
+		}, false},
+		{"filter by kind, name", FileQuery{Filters: []string{"kind = text"}, Sort: "name", Facets: []string{"drive"}}, func(t *testing.T, r FileResult) {
+			if hitIDs(r) != "f8 f7 f4" || facetString(r.Facets["drive"]) != "local:3" {
+				t.Errorf("got [%s] %v", hitIDs(r), r.Facets)
+			}
+		}, false},
+		{"filter by drive, size descending by attribute", FileQuery{Filters: []string{"drive IN [local, usb1]"}, Sort: "size:desc", Limit: 3}, func(t *testing.T, r FileResult) {
+			if hitIDs(r) != "f5 f2 f3" || r.Total != 8 {
+				t.Errorf("got [%s] %d", hitIDs(r), r.Total)
+			}
+		}, false},
 		{"a facet the table holds under EXISTS", FileQuery{Filters: []string{"camera EXISTS"}, Sort: "oldest"}, func(t *testing.T, r FileResult) {
 			if hitIDs(r) != "f3 f2" {
 				t.Errorf("got [%s]", hitIDs(r))
