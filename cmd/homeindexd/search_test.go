@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/homeindex/homeindex/internal/search"
 )
@@ -88,9 +91,27 @@ func TestSearchCLIFacetsSayWhichDrivesAreOnline(t *testing.T) {
 	if _, stderr, code := d.run("sync"); code != 0 {
 		t.Fatalf("second sync exit %d: %s", code, stderr)
 	}
+	const want = "drive: local (1, online), usb1 (1, online), usb2 (1, offline)"
 	out, stderr, code := d.run("search", "letter", "--facets")
-	if want := "drive: local (1, online), usb1 (1, online), usb2 (1, offline)"; code != 0 || !strings.Contains(out, want) {
+	if code != 0 || !strings.Contains(out, want) {
 		t.Errorf("exit %d, want %q in:\n%s%s", code, want, out, stderr)
+	}
+	// Beside the running daemon, which holds the catalog open for writing, the same.
+	c := d.cmd(context.Background(), "run")
+	w := watchLogs(c)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.waitFor(t, 60*time.Second, "the daemon's first sync", func() bool { return w.count("completed file sync") >= 1 })
+	out, stderr, code = d.run("search", "letter", "--facets")
+	if code != 0 || !strings.Contains(out, want) {
+		t.Errorf("beside the daemon: exit %d, want %q in:\n%s%s", code, want, out, stderr)
+	}
+	if err := c.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Wait(); err != nil {
+		t.Fatalf("daemon exit: %v", err)
 	}
 	if !strings.Contains(out, "kind: text (3)\n") {
 		t.Errorf("facets other than drive carry no state:\n%s", out)
