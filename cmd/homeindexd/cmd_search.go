@@ -69,7 +69,14 @@ func cmdSearch(ctx context.Context, e env, args []string) error {
 	if *facets {
 		q.Facets = app.FacetAttributes(cfg)
 	}
-	res, err := search.SearchFiles(ctx, idx, q)
+	// Drive facet values say whether each drive is online, as /api/search does: from the
+	// catalog's drive registry, which the running daemon keeps current (read-only here, so
+	// beside the daemon too). Without a catalog (an index used from elsewhere) they say nothing.
+	s := search.IndexSearcher{Index: idx}
+	if _, err := os.Stat(app.CatalogFile(cfg)); err == nil {
+		s.Drives = func(ctx context.Context) (map[string]bool, error) { return app.DrivePresence(ctx, cfg) }
+	}
+	res, err := s.SearchFiles(ctx, q)
 	if err != nil {
 		return err
 	}
@@ -212,7 +219,14 @@ func printSearch(w io.Writer, res search.FileResult, cfg *config.Config, offset 
 	for _, f := range names {
 		var vals []string
 		for _, c := range res.Facets[f] {
-			vals = append(vals, fmt.Sprintf("%s (%d)", c.Value, c.Count))
+			state := ""
+			if c.Online != nil {
+				state = ", offline"
+				if *c.Online {
+					state = ", online"
+				}
+			}
+			vals = append(vals, fmt.Sprintf("%s (%d%s)", c.Value, c.Count, state))
 		}
 		if len(vals) == 0 {
 			vals = []string{"-"}

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/homeindex/homeindex/internal/search"
 )
@@ -68,6 +71,68 @@ func TestSearchCLIFlagsAfterWordsExactTotalsAndDeepPaging(t *testing.T) {
 	out, _, code = d.run("search", "photo", "--limit", "1", "--facets")
 	if code != 0 || !strings.Contains(out, "kind: text (1205)") || !strings.Contains(out, "extension: txt (1205)") {
 		t.Errorf("facets: exit %d\n%s", code, out)
+	}
+}
+
+// TestSearchCLIFacetsSayWhichDrivesAreOnline: --facets marks each drive value online or
+// offline from the catalog's drive registry, as /api/search does, in text and in JSON.
+func TestSearchCLIFacetsSayWhichDrivesAreOnline(t *testing.T) {
+	d := newDaemonEnv(t)
+	d.write("notes/letter.txt", "a letter")
+	d.write("archive/usb1/letter-copy.txt", "another letter")
+	d.write("archive/usb2/letter-old.txt", "an old letter")
+	if _, stderr, code := d.run("sync"); code != 0 {
+		t.Fatalf("sync exit %d: %s", code, stderr)
+	}
+	// Unplug usb2: an empty mount point is an absent drive.
+	if err := os.Remove(filepath.Join(d.files(), "archive", "usb2", "letter-old.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := d.run("sync"); code != 0 {
+		t.Fatalf("second sync exit %d: %s", code, stderr)
+	}
+	const want = "drive: local (1, online), usb1 (1, online), usb2 (1, offline)"
+	out, stderr, code := d.run("search", "letter", "--facets")
+	if code != 0 || !strings.Contains(out, want) {
+		t.Errorf("exit %d, want %q in:\n%s%s", code, want, out, stderr)
+	}
+	// Beside the running daemon, which holds the catalog open for writing, the same.
+	c := d.cmd(context.Background(), "run")
+	w := watchLogs(c)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.waitFor(t, 60*time.Second, "the daemon's first sync", func() bool { return w.count("completed file sync") >= 1 })
+	out, stderr, code = d.run("search", "letter", "--facets")
+	if code != 0 || !strings.Contains(out, want) {
+		t.Errorf("beside the daemon: exit %d, want %q in:\n%s%s", code, want, out, stderr)
+	}
+	if err := c.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Wait(); err != nil {
+		t.Fatalf("daemon exit: %v", err)
+	}
+	if !strings.Contains(out, "kind: text (3)\n") {
+		t.Errorf("facets other than drive carry no state:\n%s", out)
+	}
+	out, _, code = d.run("search", "letter", "--facets", "--json")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var last struct {
+		Facets map[string][]search.FacetCount
+	}
+	if code != 0 || json.Unmarshal([]byte(lines[len(lines)-1]), &last) != nil {
+		t.Fatalf("json: exit %d\n%s", code, out)
+	}
+	got := map[string]bool{}
+	for _, c := range last.Facets["drive"] {
+		got[c.Value] = c.Online != nil && *c.Online
+		if c.Online == nil {
+			t.Errorf("drive %s: no online state", c.Value)
+		}
+	}
+	if want := map[string]bool{"local": true, "usb1": true, "usb2": false}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("online by drive %v, want %v", got, want)
 	}
 }
 

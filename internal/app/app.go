@@ -54,6 +54,17 @@ type App struct {
 	syncs syncState // last sync and counts, for status (progress.go)
 }
 
+// DrivePresence returns the drives' presence as the catalog in STATE_DIRECTORY last recorded
+// it (the running daemon keeps it current), read without opening the catalog for writing.
+func DrivePresence(ctx context.Context, cfg *config.Config) (map[string]bool, error) {
+	return catalog.ReadDrives(ctx, CatalogFile(cfg))
+}
+
+// CatalogFile is the catalog's path.
+func CatalogFile(cfg *config.Config) string {
+	return filepath.Join(cfg.StateDirectory, catalogFile)
+}
+
 // Open opens the catalog, metadata directory and search index and wires the sync path.
 func Open(ctx context.Context, cfg *config.Config, log zerolog.Logger) (*App, error) {
 	if err := os.MkdirAll(cfg.StateDirectory, 0o755); err != nil {

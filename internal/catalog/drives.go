@@ -2,12 +2,32 @@ package catalog
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"os"
+
+	"github.com/homeindex/homeindex/internal/sqlitedb"
 )
 
 // Drives returns the last known presence of every drive the catalog knows.
 func (c *Catalog) Drives(ctx context.Context) (map[string]bool, error) {
-	rows, err := c.r.QueryContext(ctx, `SELECT name, present FROM drives`)
+	return readDrives(ctx, c.r)
+}
+
+// ReadDrives returns Drives of the catalog at path, opened read-only for this one query: a
+// command beside the running daemon reads what the daemon last recorded (WAL lets a reader
+// in beside the writer), and changes nothing.
+func ReadDrives(ctx context.Context, path string) (map[string]bool, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("catalog: drives: %w", err)
+	}
+	db := sqlitedb.Open("file:" + path + "?mode=ro&_pragma=busy_timeout(10000)")
+	defer db.Close()
+	return readDrives(ctx, db)
+}
+
+func readDrives(ctx context.Context, db *sql.DB) (map[string]bool, error) {
+	rows, err := db.QueryContext(ctx, `SELECT name, present FROM drives`)
 	if err != nil {
 		return nil, fmt.Errorf("catalog: drives: %w", err)
 	}

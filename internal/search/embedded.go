@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -55,6 +56,8 @@ type embeddedIndex struct {
 	bgCancel context.CancelFunc
 	closed   bool // guarded by table.mu
 	tableOff bool
+	// tableSQLFilters counts the table searches whose filter SQL evaluated (tests read it).
+	tableSQLFilters atomic.Int64
 }
 
 // OpenEmbedded opens (creating if needed) the embedded index stored in the SQLite file at

@@ -29,6 +29,9 @@ type fileTable struct {
 	ids    []string             // by file rowid: id ("": no document)
 	dated  []bool               // by file rowid: has a date (FieldDate)
 	dates  []float64
+	// datesHeld: the date is declared sortable, so dated and dates hold it.
+	datesHeld bool
+	sorts     map[string]*memSort // by attribute: the sort keys held (tableSorted)
 	// Every file id and chunk file_id has a code; chunks name their file by code, and fileOf
 	// gives the code's file rowid (0: no such file), so a chunk's file costs no hashing.
 	chunks []uint32 // by chunk rowid: code of its file_id (0: none)
@@ -178,6 +181,9 @@ func (t *fileTable) apply(gen int64, files bool, changes []tableChange, declared
 		for _, f := range t.facets {
 			f.set(ch.seq, nil)
 		}
+		for _, m := range t.sorts {
+			m.set(ch.seq, sortValue{}, sortValue{})
+		}
 		if ch.facets == nil {
 			continue
 		}
@@ -188,6 +194,16 @@ func (t *fileTable) apply(gen int64, files bool, changes []tableChange, declared
 		}
 		for a, f := range t.facets {
 			f.set(ch.seq, flatValues(ch.facets, a, declared))
+		}
+		for a, m := range t.sorts {
+			obj := flatObject(ch.facets, a, declared)
+			key := func(kind string) sortValue {
+				if raw, ok := obj[kind+":"+a]; ok {
+					return newSortValue(jsonScalar(raw))
+				}
+				return sortValue{}
+			}
+			m.set(ch.seq, key("<"), key(">"))
 		}
 	}
 }
@@ -301,13 +317,14 @@ func (ix *embeddedIndex) buildTable(ctx context.Context, want []string) error {
 	if err != nil {
 		return err
 	}
-	nt := &fileTable{gen: gen, facets: map[string]*memFacet{}, codes: map[string]uint32{}, fileOf: []int64{0}}
+	nt := &fileTable{gen: gen, facets: map[string]*memFacet{}, codes: map[string]uint32{}, fileOf: []int64{0}, sorts: map[string]*memSort{}}
 	for _, f := range want {
 		nt.facets[f] = &memFacet{dict: map[string]uint32{}, names: []string{""}, many: map[int64][]uint32{}}
 	}
 	cols := []string{"d.seq", "d.id", "NULL"}
 	if owner(FieldDate, declared) != "" && covered(FieldDate, settings.Sortable) {
 		cols[2] = flatExpr(">", FieldDate, declared)
+		nt.datesHeld = true
 	}
 	for _, f := range want {
 		cols = append(cols, flatExpr("v", f, declared), flatExpr("m", f, declared))
@@ -346,10 +363,34 @@ func (ix *embeddedIndex) buildTable(ctx context.Context, want []string) error {
 			return err
 		}
 	}
+	for _, a := range tableSorted {
+		if owner(a, declared) == "" || !covered(a, settings.Sortable) {
+			continue
+		}
+		m := &memSort{}
+		nt.sorts[a] = m
+		rows, err := tx.QueryContext(ctx, "SELECT d.seq, "+flatExpr("<", a, declared)+", "+flatExpr(">", a, declared)+" FROM files_docs AS d")
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var seq int64
+			var asc, desc any
+			if err := rows.Scan(&seq, &asc, &desc); err != nil {
+				return err
+			}
+			m.set(seq, newSortValue(asc), newSortValue(desc))
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
 	t := ix.table
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.gen, t.facets, t.ids, t.dated, t.dates = nt.gen, nt.facets, nt.ids, nt.dated, nt.dates
+	t.sorts = nt.sorts
+	t.gen, t.facets, t.ids, t.dated, t.dates, t.datesHeld = nt.gen, nt.facets, nt.ids, nt.dated, nt.dates, nt.datesHeld
 	t.chunks, t.codes, t.fileOf = nt.chunks, nt.codes, nt.fileOf
 	return nil
 }

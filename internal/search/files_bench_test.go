@@ -85,6 +85,9 @@ func BenchmarkSearchFiles(b *testing.B) {
 		{"word_filter_sort", func(r *rand.Rand) FileQuery {
 			return FileQuery{Q: words[r.IntN(len(words))], Filters: []string{"kind = image"}, Sort: "newest", Facets: DefaultFacets, Snippets: 3}
 		}},
+		{"word_filter_largest", func(r *rand.Rand) FileQuery {
+			return FileQuery{Q: words[r.IntN(len(words))], Filters: []string{"drive = local"}, Sort: "largest", Facets: DefaultFacets, Snippets: 3}
+		}},
 		{"browse_facet", func(r *rand.Rand) FileQuery {
 			return FileQuery{Filters: []string{fmt.Sprintf("year = %d", 2000+r.IntN(25))}, Facets: DefaultFacets}
 		}},

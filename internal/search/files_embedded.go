@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -159,7 +160,29 @@ func (ix *embeddedIndex) searchTable(ctx context.Context, tx *sql.Tx, q FileQuer
 	}
 	whereSQL, args := matchWhere(matches, where, args)
 	var set []int64
+	var test func(int64) bool
+	if where != "" {
+		n, err := parseFilter(q.filter())
+		if err != nil {
+			return FileResult{}, fmt.Errorf("search files: %w: %w", ErrInvalidFilter, err)
+		}
+		if test, _ = t.tableFilter(n); test == nil {
+			ix.tableSQLFilters.Add(1)
+		}
+	}
 	switch {
+	case test != nil && match != "":
+		for s := range matches {
+			if test(s) {
+				set = append(set, s)
+			}
+		}
+	case test != nil:
+		for s, id := range t.ids {
+			if id != "" && test(int64(s)) {
+				set = append(set, int64(s))
+			}
+		}
 	case where != "":
 		query, err := filterQuery(ctx, tx, whereSQL, args, match != "")
 		if err == nil {
@@ -193,9 +216,14 @@ func (ix *embeddedIndex) searchTable(ctx context.Context, tx *sql.Tx, q FileQuer
 	// full: for a filter that many newer files fail (year = 2015), that is most of the table.
 	// Browsing everything still walks the index: the page is its first rows.
 	byDate := len(keys) == 1 && keys[0].attr == FieldDate && (match != "" || where != "")
+	// The same for the other sort keys the table holds.
+	var bySort *memSort
+	if len(keys) == 1 && !ranked && (match != "" || where != "") {
+		bySort = t.sorts[keys[0].attr]
+	}
 	var page []int64
 	var err error
-	if ranked || byDate {
+	if ranked || byDate || bySort != nil {
 		order := make([]rankedFile, len(set))
 		for i, s := range set {
 			r := rankedFile{seq: s, relevance: relevance{id: t.ids[s], dated: t.dated[s], date: t.dates[s]}}
@@ -206,6 +234,9 @@ func (ix *embeddedIndex) searchTable(ctx context.Context, tx *sql.Tx, q FileQuer
 		}
 		asc := !ranked && !keys[0].desc
 		slices.SortFunc(order, func(a, b rankedFile) int {
+			if bySort != nil {
+				return cmp.Or(bySort.compare(a.seq, b.seq, keys[0].desc), strings.Compare(a.id, b.id))
+			}
 			if asc {
 				a.date, b.date = -a.date, -b.date // oldest first; undated still last
 			}

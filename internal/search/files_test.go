@@ -165,6 +165,8 @@ func TestSearchFilesSameOnBothBackends(t *testing.T) {
 		name  string
 		q     FileQuery
 		check func(t *testing.T, r FileResult)
+		// sqlFilter: the file table cannot answer the filter, which SQL then evaluates.
+		sqlFilter bool
 	}{
 		{"word in content and in a name, snippets and facets", FileQuery{Q: "zebra", Facets: DefaultFacets, Snippets: 3}, func(t *testing.T, r FileResult) {
 			// Relevance: f4 has the word in its name; f1 in four chunks; f7, f8 and f5 in one
@@ -195,37 +197,37 @@ func TestSearchFilesSameOnBothBackends(t *testing.T) {
 			if got := facetString(r.Facets["kind"]); got != "text:3 audio:1 document:1" {
 				t.Errorf("kind facet %s", got)
 			}
-		}},
+		}, false},
 		{"newest ignores relevance", FileQuery{Q: "zebra", Sort: "newest"}, func(t *testing.T, r FileResult) {
 			if got := hitIDs(r); got != "f7 f8 f4 f1 f5" {
 				t.Errorf("hits [%s], want [f7 f8 f4 f1 f5]", got)
 			}
-		}},
+		}, false},
 		{"relevance pages", FileQuery{Q: "zebra", Limit: 2, Offset: 2, Snippets: 1}, func(t *testing.T, r FileResult) {
 			if got := hitIDs(r); got != "f7 f8" || r.Total != 5 || len(r.Hits[0].Snippets) != 1 || string(r.Hits[0].Snippets[0].Location["page"]) != "41" {
 				t.Errorf("hits [%s] total %d %+v, want [f7 f8] 5, f7's snippet on page 41", got, r.Total, r.Hits)
 			}
-		}},
+		}, false},
 		{"relevance last page", FileQuery{Q: "zebra", Limit: 2, Offset: 4, Facets: []string{"kind"}}, func(t *testing.T, r FileResult) {
 			if got := hitIDs(r); got != "f5" || r.Total != 5 || facetString(r.Facets["kind"]) != "text:3 audio:1 document:1" {
 				t.Errorf("hits [%s] total %d %v", got, r.Total, r.Facets)
 			}
-		}},
+		}, false},
 		{"relevance with a filter", FileQuery{Q: "zebra", Filters: []string{"kind = text"}}, func(t *testing.T, r FileResult) {
 			if got := hitIDs(r); got != "f4 f7 f8" || r.Total != 3 {
 				t.Errorf("hits [%s] total %d", got, r.Total)
 			}
-		}},
+		}, false},
 		{"two words in one chunk", FileQuery{Q: "quarterly zebra", Snippets: 1}, func(t *testing.T, r FileResult) {
 			if hitIDs(r) != "f1" || snippetText(r.Hits[0].Snippets[0])[:40] != "The [quarterly] report shows a [zebra] c" {
 				t.Errorf("got [%s] %+v", hitIDs(r), r.Hits)
 			}
-		}},
+		}, false},
 		{"words spread over two chunks do not match", FileQuery{Q: "annual zebra"}, func(t *testing.T, r FileResult) {
 			if r.Total != 0 {
 				t.Errorf("total %d", r.Total)
 			}
-		}},
+		}, false},
 		{"browse with every facet", FileQuery{Facets: append(DefaultFacets, "media.camera")}, func(t *testing.T, r FileResult) {
 			want := map[string]string{
 				"kind":      "text:3 image:2 audio:1 document:1 other:1",
@@ -243,53 +245,122 @@ func TestSearchFilesSameOnBothBackends(t *testing.T) {
 			if r.Total != 8 || len(r.Hits) != 8 {
 				t.Errorf("total %d hits %d", r.Total, len(r.Hits))
 			}
-		}},
+		}, false},
 		{"kind filter and camera facet", FileQuery{Filters: []string{`kind = image`}, Facets: []string{"camera"}}, func(t *testing.T, r FileResult) {
 			if hitIDs(r) != "f2 f3" || facetString(r.Facets["camera"]) != "canon eos 5d:1 nikon d3:1" {
 				t.Errorf("got [%s] %v", hitIDs(r), r.Facets)
 			}
-		}},
+		}, false},
 		{"date range: taken in 2019 or modified then", FileQuery{Filters: []string{"date 1546300800 TO 1577836799"}, Sort: "oldest"}, func(t *testing.T, r FileResult) {
 			if hitIDs(r) != "f1 f2" {
 				t.Errorf("got [%s]", hitIDs(r))
 			}
-		}},
+		}, false},
 		{"filters compose", FileQuery{Filters: []string{"size >= 10", "size <= 300000", `drive = usb1`}}, func(t *testing.T, r FileResult) {
 			if hitIDs(r) != "f2 f3" {
 				t.Errorf("got [%s]", hitIDs(r))
 			}
-		}},
+		}, true},
+		{"kind IN and NOT offline, newest", FileQuery{Filters: []string{"kind IN [image, audio]", "NOT offline = true"}, Sort: "newest"}, func(t *testing.T, r FileResult) {
+			if hitIDs(r) != "f3 f5" {
+				t.Errorf("got [%s]", hitIDs(r))
+			}
+		}, false},
+		{"word and date comparisons, oldest", FileQuery{Q: "zebra", Filters: []string{"date > 1563100000 AND date <= 1700000000"}, Sort: "oldest", Facets: DefaultFacets}, func(t *testing.T, r FileResult) {
+			if hitIDs(r) != "f4 f7 f8" || facetString(r.Facets["kind"]) != "text:3" {
+				t.Errorf("got [%s] %v", hitIDs(r), r.Facets)
+			}
+		}, false},
+		{"camera OR extension by name", FileQuery{Filters: []string{`camera = "canon eos 5d" OR extension = TXT`}, Sort: "name", Facets: []string{"extension"}}, func(t *testing.T, r FileResult) {
+			if hitIDs(r) != "f8 f2 f7 f4" || facetString(r.Facets["extension"]) != "txt:3 jpg:1" {
+				t.Errorf("got [%s] %v", hitIDs(r), r.Facets)
+			}
+		}, false},
+		{"not on a drive of several copies", FileQuery{Filters: []string{"NOT drive = usb1"}, Sort: "oldest"}, func(t *testing.T, r FileResult) {
+			if hitIDs(r) != "f5 f6 f1 f4 f7 f8" {
+				t.Errorf("got [%s]", hitIDs(r))
+			}
+		}, false},
+		{"word, year and kind, newest", FileQuery{Q: "zebra", Filters: []string{"year IN [2019, 2023]", "kind != audio"}, Sort: "newest", Snippets: 1}, func(t *testing.T, r FileResult) {
+			if hitIDs(r) != "f7 f8 f1" || len(r.Hits[2].Snippets) != 1 {
+				t.Errorf("got [%s] %+v", hitIDs(r), r.Hits)
+			}
+		}, false},
+		{"a number the table cannot tell from its text", FileQuery{Filters: []string{"year = 2019.0"}, Sort: "oldest"}, func(t *testing.T, r FileResult) {
+			if hitIDs(r) != "f1 f2" {
+				t.Errorf("got [%s]", hitIDs(r))
+			}
+		}, true},
+		{"a date against a word", FileQuery{Filters: []string{"date 1 TO 1600000000 OR kind = audio"}, Sort: "newest"}, func(t *testing.T, r FileResult) {
+			if hitIDs(r) != "f4 f2 f1 f3 f6 f5" {
+				t.Errorf("got [%s]", hitIDs(r))
+			}
+		}, false},
+		{"word, largest", FileQuery{Q: "zebra", Sort: "largest"}, func(t *testing.T, r FileResult) {
+			if hitIDs(r) != "f5 f1 f8 f7 f4" {
+				t.Errorf("got [%s]", hitIDs(r))
+			}
+		}, false},
+		{"word, smallest, second page", FileQuery{Q: "zebra", Sort: "smallest", Limit: 2, Offset: 1, Snippets: 1}, func(t *testing.T, r FileResult) {
+			if hitIDs(r) != "f7 f8" || r.Total != 5 || len(r.Hits[0].Snippets) != 1 {
+				t.Errorf("got [%s] %d", hitIDs(r), r.Total)
+			}
+		}, false},
+		{"filter by kind, name", FileQuery{Filters: []string{"kind = text"}, Sort: "name", Facets: []string{"drive"}}, func(t *testing.T, r FileResult) {
+			if hitIDs(r) != "f8 f7 f4" || facetString(r.Facets["drive"]) != "local:3" {
+				t.Errorf("got [%s] %v", hitIDs(r), r.Facets)
+			}
+		}, false},
+		{"filter by drive, size descending by attribute", FileQuery{Filters: []string{"drive IN [local, usb1]"}, Sort: "size:desc", Limit: 3}, func(t *testing.T, r FileResult) {
+			if hitIDs(r) != "f5 f2 f3" || r.Total != 8 {
+				t.Errorf("got [%s] %d", hitIDs(r), r.Total)
+			}
+		}, false},
+		{"a facet the table holds under EXISTS", FileQuery{Filters: []string{"camera EXISTS"}, Sort: "oldest"}, func(t *testing.T, r FileResult) {
+			if hitIDs(r) != "f3 f2" {
+				t.Errorf("got [%s]", hitIDs(r))
+			}
+		}, true},
 		{"largest", FileQuery{Sort: "largest", Limit: 3}, func(t *testing.T, r FileResult) {
 			if hitIDs(r) != "f5 f2 f3" || r.Total != 8 {
 				t.Errorf("got [%s] %d", hitIDs(r), r.Total)
 			}
-		}},
+		}, false},
 		{"name", FileQuery{Sort: "name"}, func(t *testing.T, r FileResult) {
 			if hitIDs(r) != "f8 f6 f2 f3 f7 f1 f5 f4" {
 				t.Errorf("got [%s]", hitIDs(r))
 			}
-		}},
+		}, false},
 		{"oldest second page", FileQuery{Sort: "oldest", Limit: 2, Offset: 2}, func(t *testing.T, r FileResult) {
 			if hitIDs(r) != "f3 f1" {
 				t.Errorf("got [%s]", hitIDs(r))
 			}
-		}},
+		}, false},
 		{"year filter by word and facet", FileQuery{Q: "img", Filters: []string{"year = 2019"}, Facets: []string{"drive"}}, func(t *testing.T, r FileResult) {
 			if hitIDs(r) != "f2" || facetString(r.Facets["drive"]) != "usb1:1" {
 				t.Errorf("got [%s] %v", hitIDs(r), r.Facets)
 			}
-		}},
+		}, false},
 	}
-	compare := func(t *testing.T, q FileQuery, check func(t *testing.T, r FileResult)) {
+	compare := func(t *testing.T, q FileQuery, check func(t *testing.T, r FileResult), sqlFilter bool) {
 		var first, firstName string
 		for _, name := range names {
 			before := tableSearches.Load()
+			var sqlBefore int64
+			if e := embedded[name]; e != nil {
+				sqlBefore = e.tableSQLFilters.Load()
+			}
 			r, err := SearchFiles(ctxT(t), backends[name], q)
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
 			if used := tableSearches.Load() > before; used != (name == "embedded" || name == "embedded-built") && name != "meilisearch" {
 				t.Errorf("%s: file table used: %v", name, used)
+			}
+			if e := embedded[name]; e != nil && !e.tableOff {
+				if bySQL := e.tableSQLFilters.Load() > sqlBefore; bySQL != sqlFilter {
+					t.Errorf("%s: filter evaluated by SQL: %v, want %v", name, bySQL, sqlFilter)
+				}
 			}
 			c := canonical(t, r)
 			t.Run(name, func(t *testing.T) { check(t, r) })
@@ -301,7 +372,7 @@ func TestSearchFilesSameOnBothBackends(t *testing.T) {
 		}
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) { compare(t, tc.q, tc.check) })
+		t.Run(tc.name, func(t *testing.T) { compare(t, tc.q, tc.check, tc.sqlFilter) })
 	}
 	// Deletions reach the file table too.
 	for _, name := range names {
@@ -317,7 +388,7 @@ func TestSearchFilesSameOnBothBackends(t *testing.T) {
 			if got := hitIDs(r); got != "f4 f1 f5" || facetString(r.Facets["kind"]) != "audio:1 document:1 text:1" {
 				t.Errorf("hits [%s] %v", got, r.Facets)
 			}
-		})
+		}, false)
 	})
 	// Hits come back in the metadata document's shape: paths as an object, in order.
 	r, err := SearchFiles(ctxT(t), backends["meilisearch"], FileQuery{Filters: []string{"id = f3"}})
