@@ -83,13 +83,6 @@ func (p *pipelineEnv) stop() {
 	}
 }
 
-// restart stops the pipeline and reopens the app with the current vars.
-func (p *pipelineEnv) restart() {
-	p.stop()
-	p.open()
-	p.start()
-}
-
 // syncNow runs a sync and wakes the pipeline (no consistency check: work is in flight).
 func (p *pipelineEnv) syncNow() {
 	p.t.Helper()
