@@ -96,7 +96,7 @@ func BuildItem(id string, doc json.RawMessage, uid string, job Job) (string, err
 		return "", fmt.Errorf("document %s: want a JSON object", id)
 	}
 	gotID := false
-	err := eachTopLevel(body, func(k string, v json.RawMessage) error {
+	err := EachMember(body, func(k string, v json.RawMessage) error {
 		switch {
 		case k == FieldUID || strings.HasPrefix(k, JobFieldPrefix):
 			return fmt.Errorf("field %q belongs to the queue item, not the document", k)
@@ -165,8 +165,10 @@ func writeUEscape(b *strings.Builder, r rune) {
 	one(r)
 }
 
-// eachTopLevel calls fn for every top-level member of a JSON object, in order.
-func eachTopLevel(data []byte, fn func(key string, value json.RawMessage) error) error {
+// EachMember calls fn for every top-level member of a JSON object, in order, without decoding
+// the values: how items and messages are read here, and how the daemon reads documents it
+// rewrites member by member. Data after the object is an error.
+func EachMember(data []byte, fn func(key string, value json.RawMessage) error) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	tok, err := dec.Token()
 	if err != nil {
@@ -211,7 +213,7 @@ type ItemInfo struct {
 func ParseItem(item string) (ItemInfo, error) {
 	var info ItemInfo
 	var haveAttempt, haveSince bool
-	err := eachTopLevel([]byte(item), func(k string, v json.RawMessage) error {
+	err := EachMember([]byte(item), func(k string, v json.RawMessage) error {
 		var err error
 		switch k {
 		case FieldID:

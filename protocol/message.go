@@ -56,7 +56,7 @@ func writePyString(b *strings.Builder, s string) {
 // from and the exact item string.
 func ParseTimeoutMember(member string) (queue, item string, err error) {
 	var haveQ, haveD bool
-	err = eachTopLevel([]byte(member), func(k string, v json.RawMessage) error {
+	err = EachMember([]byte(member), func(k string, v json.RawMessage) error {
 		switch k {
 		case "q":
 			haveQ = true
@@ -100,7 +100,7 @@ type DoneMessage struct {
 func ParseDone(raw []byte) (DoneMessage, error) {
 	var m DoneMessage
 	var haveModule bool
-	err := eachTopLevel(raw, func(k string, v json.RawMessage) error {
+	err := EachMember(raw, func(k string, v json.RawMessage) error {
 		switch k {
 		case "module":
 			haveModule = true

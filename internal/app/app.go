@@ -111,22 +111,23 @@ func Open(ctx context.Context, cfg *config.Config, log zerolog.Logger) (*App, er
 			}
 		},
 	}, cat, archive, a.Markers, logging.Component(log, "sync"))
-	a.Outbox = outbox.New(cat, a.Store, a.Index, a.Markers, logging.Component(log, "outbox"))
-	a.Outbox.ChunkOptions = chunk.Options{Tokens: cfg.Pipeline.ChunkTokens, Overlap: cfg.Pipeline.ChunkOverlap}
-	a.Outbox.Configure = func(ctx context.Context) error {
-		if err := ConfigureIndex(ctx, a.Index, cfg); err != nil {
-			return err
-		}
-		n, err := a.Outbox.ReconcileIndex(ctx, cfg.ModuleNames())
-		if err != nil {
-			return fmt.Errorf("reconcile search index: %w", err)
-		}
-		if n > 0 {
-			a.Log.Warn().Int("documents", n).Str("index", a.Index.Name()).
-				Msg("search index disagreed with the catalog; re-indexing those documents")
-		}
-		return nil
-	}
+	a.Outbox = outbox.New(outbox.Config{
+		Chunk: chunk.Options{Tokens: cfg.Pipeline.ChunkTokens, Overlap: cfg.Pipeline.ChunkOverlap},
+		Configure: func(ctx context.Context) error {
+			if err := ConfigureIndex(ctx, a.Index, cfg); err != nil {
+				return err
+			}
+			n, err := a.Outbox.ReconcileIndex(ctx, cfg.ModuleNames())
+			if err != nil {
+				return fmt.Errorf("reconcile search index: %w", err)
+			}
+			if n > 0 {
+				a.Log.Warn().Int("documents", n).Str("index", a.Index.Name()).
+					Msg("search index disagreed with the catalog; re-indexing those documents")
+			}
+			return nil
+		},
+	}, cat, a.Store, a.Index, a.Markers, logging.Component(log, "outbox"))
 	return a, nil
 }
 

@@ -2,59 +2,67 @@ package app
 
 import (
 	"context"
-	"github.com/homeindex/homeindex/internal/pipeline"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/homeindex/homeindex/internal/pipeline"
 	"github.com/homeindex/homeindex/protocol"
 )
 
-// A restart after a crash (kill -9 leaves the Redis lock to expire) takes the lock over at
-// once when the lock holds the token this state directory recorded; a lock held by anyone
-// else is waited for.
+// The wiring of a restart after a crash: the token the state directory recorded reaches the
+// pipeline (pipeline.Config.Predecessor), which takes its dead predecessor's Redis lock over at
+// once. The lock rules themselves (standby, takeover, recording the new token) are specified in
+// internal/pipeline.
 func TestRestartTakesItsDeadPredecessorsLock(t *testing.T) {
 	p := newPipelineEnv(t, modulesYAML("m1"))
 	p.open()
 	rdb := p.redis.Client()
-	// Someone else's lock, valid for a minute: this daemon must wait as a standby.
-	if err := rdb.Set(p.ctx, protocol.LockKey, "other-host:1:1", time.Minute).Err(); err != nil {
-		t.Fatal(err)
-	}
 	if err := os.WriteFile(filepath.Join(p.state, pipeline.LockOwnerFile), []byte("this-host:1:1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	pipe := p.app.NewPipeline(nil)
-	stop := runPipeline(t, pipe)
-	select {
-	case <-pipe.Ready():
-		t.Fatal("took a lock held by another daemon")
-	case <-time.After(500 * time.Millisecond): // bounded observation that it stays standby
-	}
-	stop()
-
-	// The lock holds the token this state directory's previous process recorded: taken at once.
 	if err := rdb.Set(p.ctx, protocol.LockKey, "this-host:1:1", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
-	pipe = p.app.NewPipeline(nil)
-	stop = runPipeline(t, pipe)
-	defer stop()
+	pipe := p.app.NewPipeline(nil)
+	runPipeline(t, pipe)
 	select {
 	case <-pipe.Ready():
 	case <-time.After(10 * time.Second):
 		t.Fatal("did not take over the dead predecessor's lock")
 	}
-	holder, err := rdb.Get(p.ctx, protocol.LockKey).Result()
-	if err != nil || holder != pipe.Owner() {
+	if holder, err := rdb.Get(p.ctx, protocol.LockKey).Result(); err != nil || holder != pipe.Owner() {
 		t.Fatalf("lock holder %q (%v), want %q", holder, err, pipe.Owner())
 	}
-	b, err := os.ReadFile(filepath.Join(p.state, pipeline.LockOwnerFile))
-	if err != nil || strings.TrimSpace(string(b)) != pipe.Owner() {
-		t.Fatalf("recorded owner %q (%v), want %q", b, err, pipe.Owner())
+}
+
+// The recorded token is trusted only while this process holds the state directory's lock:
+// another live process on the directory means the token may be a live daemon's.
+func TestPredecessorNeedsTheStateDirectoryLock(t *testing.T) {
+	if !canLockStateDir {
+		return // without flock (statelock_other.go) no token is ever trusted
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, pipeline.LockOwnerFile), []byte("this-host:1:1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tok, release := predecessor(dir)
+	if tok != "this-host:1:1" {
+		t.Fatalf("token %q with the directory free, want the recorded one", tok)
+	}
+	release()
+
+	other := lockStateDir(filepath.Join(dir, processLockFile)) // a live daemon on the directory
+	if other == nil {
+		t.Fatal("could not take the state directory's lock")
+	}
+	defer other()
+	tok, release = predecessor(dir)
+	defer release()
+	if tok != "" {
+		t.Fatalf("token %q while another process holds the directory, want none", tok)
 	}
 }
 

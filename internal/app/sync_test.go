@@ -1,10 +1,7 @@
 package app
 
 import (
-	"os"
-	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -68,36 +65,5 @@ func TestSettleTimeReachesTheSyncer(t *testing.T) {
 	e.write("fresh.txt", "just written")
 	if st := e.sync(); st.Unsettled != 1 || st.Added != 0 {
 		t.Fatalf("stats: %+v", st)
-	}
-}
-
-// The sync meets the catalog's rows in path order: names that sort around a directory's
-// ("a-b" and "a.b" before "a/", "a0" after) keep their rows, and only the removed paths go
-// (each directory keeps a file: an emptied one would be held, not removed).
-func TestResyncFindsRemovalsAmongInterleavedNames(t *testing.T) {
-	e := newTestEnv(t)
-	names := []string{"a-b", "a.b", "a/b", "a/c/d", "a/c/e", "a0", "b\xff", "z/y/w", "z/y/x"}
-	for i, n := range names {
-		e.write(n, strings.Repeat("n", i+1))
-	}
-	if st := e.sync(); st.Added != len(names) {
-		t.Fatalf("first sync: %+v", st)
-	}
-	e.remove("a.b")
-	e.remove("a/c/d")
-	e.remove("z/y/x")
-	st := e.sync()
-	if st.Deleted != 3 || st.Unchanged != len(names)-3 || st.Hashed != 0 {
-		t.Fatalf("re-sync: %+v, want 3 deleted, %d unchanged, nothing hashed", st, len(names)-3)
-	}
-	for _, n := range []string{"a-b", "a/b", "a/c/e", "a0", "b\xff", "z/y/w"} {
-		if e.link(n) == "" {
-			t.Errorf("by-path/%q lost", n)
-		}
-	}
-	for _, n := range []string{"a.b", "a/c/d", "z/y/x"} {
-		if _, err := os.Lstat(filepath.Join(e.meta, "by-path", filepath.FromSlash(n))); err == nil {
-			t.Errorf("by-path/%q kept after its file was removed", n)
-		}
 	}
 }

@@ -288,3 +288,38 @@ func TestFilesBeingWrittenAreLeftForLater(t *testing.T) {
 		t.Fatalf("third sync %+v, want settled.txt modified once settled", st)
 	}
 }
+
+// The sync meets the catalog's rows in path order: names that sort around a directory's
+// ("a-b" and "a.b" before "a/", "a0" after) keep their rows, and only the removed paths go
+// (each directory keeps a file: an emptied one would be held, not removed), each with its
+// path: key dirtied so that the outbox drops its link.
+func TestResyncFindsRemovalsAmongInterleavedNames(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	names := []string{"a-b", "a.b", "a/b", "a/c/d", "a/c/e", "a0", "b\xff", "z/y/w", "z/y/x"}
+	for i, n := range names {
+		b.write(n, strings.Repeat("n", i+1))
+	}
+	if st := b.sync(); st.Added != len(names) {
+		t.Fatalf("first sync: %+v", st)
+	}
+	b.takeOutbox()
+	removed := []string{"a.b", "a/c/d", "z/y/x"}
+	for _, n := range removed {
+		b.remove(n)
+	}
+	st := b.sync()
+	if st.Deleted != 3 || st.Unchanged != len(names)-3 || st.Hashed != 0 {
+		t.Fatalf("re-sync: %+v, want 3 deleted, %d unchanged, nothing hashed", st, len(names)-3)
+	}
+	kept := []string{"a-b", "a/b", "a/c/e", "a0", "b\xff", "z/y/w"}
+	if got := b.paths(); !slices.Equal(got, kept) {
+		t.Fatalf("catalog paths %q, want %q", got, kept)
+	}
+	keys := b.takeOutbox()
+	for _, n := range removed {
+		if !slices.Contains(keys, catalog.PathKey(n)) {
+			t.Errorf("path %q removed without its path: key in the outbox (%q)", n, keys)
+		}
+	}
+}

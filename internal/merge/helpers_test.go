@@ -79,10 +79,9 @@ func newFixture(t testing.TB, cfg Config) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = index.Close() })
-	f.ob = outbox.New(f.cat, f.store, index, nil, log)
-	f.ob.Configure = func(ctx context.Context) error {
+	f.ob = outbox.New(outbox.Config{Configure: func(ctx context.Context) error {
 		return index.Chunks().Configure(ctx, search.Settings{Filterable: []string{"file_id", "module"}, Sortable: []string{"index"}})
-	}
+	}}, f.cat, f.store, index, nil, log)
 	if cfg.Pipeline == nil {
 		cfg.Pipeline = []string{"m1", "m2"}
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/homeindex/homeindex/internal/queue"
+	"github.com/homeindex/homeindex/internal/supervise"
 )
 
 // maxHandleFailures is how many times in a row Handle may fail on one payload before Run
@@ -57,12 +58,8 @@ func (m *Merger) Run(ctx context.Context) error {
 		restore, batch = true, 1
 		m.retries.Add(1)
 		wait := o.fail(m, err)
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !supervise.Sleep(ctx, wait) {
 			return nil
-		case <-t.C:
 		}
 	}
 	return nil

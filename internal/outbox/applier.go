@@ -20,6 +20,7 @@ import (
 	"github.com/homeindex/homeindex/internal/chunk"
 	"github.com/homeindex/homeindex/internal/metadata"
 	"github.com/homeindex/homeindex/internal/search"
+	"github.com/homeindex/homeindex/internal/supervise"
 )
 
 // MarkerUpdater re-evaluates one drive's status marker.
@@ -27,14 +28,16 @@ type MarkerUpdater interface {
 	Update(ctx context.Context, drive string, present, changed bool) error
 }
 
-// Applier drains the outbox.
-type Applier struct {
-	cat     *catalog.Catalog
-	store   *metadata.Store
-	index   search.Index
-	markers MarkerUpdater
-	log     zerolog.Logger
-	wake    chan struct{}
+// Defaults for Config fields left zero.
+const (
+	DefaultBatch         = 1000
+	DefaultRetryInterval = 5 * time.Second
+	DefaultGather        = 50 * time.Millisecond
+)
+
+// Config tunes the Applier; it is given to New and not changed afterwards. Zero fields take
+// the defaults above (Chunk: chunk.DefaultOptions).
+type Config struct {
 	// Batch is how many keys one round handles (one index write per round).
 	Batch int
 	// RetryInterval is how long Run waits before retrying failed parts.
@@ -42,11 +45,38 @@ type Applier struct {
 	// Gather is how long Run lets wake-ups accumulate before a drain, so a stream of merges is
 	// written in batches (one index write and one flush per batch), not one by one.
 	Gather time.Duration
-	// ChunkOptions are CHUNK_TOKENS and CHUNK_OVERLAP.
-	ChunkOptions chunk.Options
+	// Chunk is CHUNK_TOKENS and CHUNK_OVERLAP.
+	Chunk chunk.Options
 	// Configure, when set, applies index settings; it runs before the first index write and
 	// again after a failure, so a search backend that was down at start is set up on return.
-	Configure  func(ctx context.Context) error
+	Configure func(ctx context.Context) error
+}
+
+func (c Config) withDefaults() Config {
+	if c.Batch <= 0 {
+		c.Batch = DefaultBatch
+	}
+	if c.RetryInterval <= 0 {
+		c.RetryInterval = DefaultRetryInterval
+	}
+	if c.Gather <= 0 {
+		c.Gather = DefaultGather
+	}
+	if c.Chunk == (chunk.Options{}) {
+		c.Chunk = chunk.DefaultOptions
+	}
+	return c
+}
+
+// Applier drains the outbox.
+type Applier struct {
+	cfg        Config
+	cat        *catalog.Catalog
+	store      *metadata.Store
+	index      search.Index
+	markers    MarkerUpdater
+	log        zerolog.Logger
+	wake       chan struct{}
 	configured bool
 
 	drainMu sync.Mutex // one drain at a time
@@ -55,9 +85,9 @@ type Applier struct {
 }
 
 // New builds an Applier.
-func New(cat *catalog.Catalog, store *metadata.Store, index search.Index, markers MarkerUpdater, log zerolog.Logger) *Applier {
-	return &Applier{cat: cat, store: store, index: index, markers: markers, log: log,
-		wake: make(chan struct{}, 1), Batch: 1000, RetryInterval: 5 * time.Second, Gather: 50 * time.Millisecond, ChunkOptions: chunk.DefaultOptions}
+func New(cfg Config, cat *catalog.Catalog, store *metadata.Store, index search.Index, markers MarkerUpdater, log zerolog.Logger) *Applier {
+	return &Applier{cfg: cfg.withDefaults(), cat: cat, store: store, index: index, markers: markers, log: log,
+		wake: make(chan struct{}, 1)}
 }
 
 // Result says what one drain did and what is left.
@@ -91,14 +121,8 @@ func (a *Applier) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-a.wake:
-			if a.Gather > 0 {
-				t := time.NewTimer(a.Gather)
-				select {
-				case <-ctx.Done():
-					t.Stop()
-					return nil
-				case <-t.C:
-				}
+			if !supervise.Sleep(ctx, a.cfg.Gather) {
+				return nil
 			}
 		case <-retry:
 		}
@@ -108,7 +132,7 @@ func (a *Applier) Run(ctx context.Context) error {
 		}
 		retry = nil
 		if err != nil || res.MetaFailed > 0 || res.IndexPending > 0 {
-			retry = time.After(a.RetryInterval)
+			retry = time.After(a.cfg.RetryInterval)
 		}
 	}
 }
@@ -161,7 +185,7 @@ func (a *Applier) Drain(ctx context.Context) (Result, error) {
 	// again (identical bytes are skipped).
 	var unflushed []catalog.OutboxEntry
 	for {
-		entries, err := a.cat.PendingOutbox(ctx, after, a.Batch)
+		entries, err := a.cat.PendingOutbox(ctx, after, a.cfg.Batch)
 		if err != nil {
 			return res, err
 		}
@@ -358,10 +382,10 @@ func roundDocIDs(entries []catalog.OutboxEntry) []string {
 }
 
 func (a *Applier) configure(ctx context.Context) error {
-	if a.configured || a.Configure == nil {
+	if a.configured || a.cfg.Configure == nil {
 		return nil
 	}
-	if err := a.Configure(ctx); err != nil {
+	if err := a.cfg.Configure(ctx); err != nil {
 		return err
 	}
 	a.configured = true

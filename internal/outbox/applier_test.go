@@ -350,8 +350,7 @@ func TestUnfixableKeysAreNotRetried(t *testing.T) {
 // A drain works through the outbox in rounds of Batch keys.
 func TestDrainInRounds(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	b.a.Batch = 3
+	b := setupWith(t, outbox.Config{Batch: 3})
 	var ids []string
 	for i := range 10 {
 		id := "00000000000000" + string(rune('a'+i)) + "0"
@@ -370,9 +369,7 @@ func TestDrainInRounds(t *testing.T) {
 // Wake), and returns nil when its context ends.
 func TestRunDrainsOnWakeAndRetries(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	b.a.Gather = time.Millisecond
-	b.a.RetryInterval = 10 * time.Millisecond
+	b := setupWith(t, outbox.Config{Gather: time.Millisecond, RetryInterval: 10 * time.Millisecond})
 	ctx, cancel := context.WithCancel(b.ctx)
 	done := make(chan error, 1)
 	go func() { done <- b.a.Run(ctx) }()

@@ -76,5 +76,5 @@ func (a *Applier) buildChunks(id, module string, mtime float64) ([]chunk.Doc, er
 	if err != nil {
 		return nil, err
 	}
-	return chunk.Chunks(id, module, mtime, segs, a.ChunkOptions), nil
+	return chunk.Chunks(id, module, mtime, segs, a.cfg.Chunk), nil
 }

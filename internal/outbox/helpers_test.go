@@ -33,14 +33,22 @@ type bundle struct {
 	markers *markerRecorder
 	a       *outbox.Applier
 	metaDir string
+	// cfg is the Applier's Config (setupWith); open adds Configure.
+	cfg outbox.Config
 	// configured counts successful Configure calls.
 	configured atomic.Int64
 }
 
 func setup(t *testing.T) *bundle {
 	t.Helper()
+	return setupWith(t, outbox.Config{})
+}
+
+// setupWith is setup with an Applier built from cfg.
+func setupWith(t *testing.T, cfg outbox.Config) *bundle {
+	t.Helper()
 	dir := t.TempDir()
-	b := &bundle{t: t, ctx: context.Background(), markers: &markerRecorder{}}
+	b := &bundle{t: t, ctx: context.Background(), markers: &markerRecorder{}, cfg: cfg}
 	var err error
 	if b.cat, err = catalog.Open(filepath.Join(dir, "catalog.db")); err != nil {
 		t.Fatal(err)
@@ -65,8 +73,8 @@ func (b *bundle) open() {
 	if b.store, err = metadata.Open(b.metaDir); err != nil {
 		b.t.Fatal(err)
 	}
-	b.a = outbox.New(b.cat, b.store, b.index, b.markers, zerolog.New(zerolog.NewTestWriter(b.t)))
-	b.a.Configure = func(ctx context.Context) error {
+	cfg := b.cfg
+	cfg.Configure = func(ctx context.Context) error {
 		if err := b.index.Files().Configure(ctx, search.FileSettings(search.Settings{Filterable: []string{"id", "next", "offline"}})); err != nil {
 			return err
 		}
@@ -76,6 +84,7 @@ func (b *bundle) open() {
 		b.configured.Add(1)
 		return nil
 	}
+	b.a = outbox.New(cfg, b.cat, b.store, b.index, b.markers, zerolog.New(zerolog.NewTestWriter(b.t)))
 }
 
 // update runs fn in one catalog transaction.

@@ -179,7 +179,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 			}
 			p.setCondition("redis unreachable: " + err.Error())
 			p.log.Warn().Err(err).Msg("daemon lock not taken; retrying")
-			if !sleepCtx(ctx, connectBackof) {
+			if !supervise.Sleep(ctx, connectBackof) {
 				return nil
 			}
 			continue
@@ -202,7 +202,7 @@ func (p *Pipeline) Run(ctx context.Context) error {
 		p.setCondition("module pipeline stopped: " + err.Error())
 		p.log.Warn().Err(err).Dur("retry_in", connectBackof).Msg("module pipeline stopped; restarting it")
 		_ = q.ReleaseLock(context.WithoutCancel(ctx), p.owner)
-		if !sleepCtx(ctx, connectBackof) {
+		if !supervise.Sleep(ctx, connectBackof) {
 			return nil
 		}
 	}
@@ -229,7 +229,7 @@ func (p *Pipeline) connect(ctx context.Context) (*queue.Client, error) {
 			p.log.Warn().Err(err).Str("redis", opts.String()).Msg("redis unreachable; retrying every 5 s")
 			logged = true
 		}
-		if !sleepCtx(ctx, connectBackof) {
+		if !supervise.Sleep(ctx, connectBackof) {
 			return nil, nil
 		}
 	}
@@ -448,17 +448,6 @@ func (p *Pipeline) retryParked(ctx context.Context) error {
 		p.log.Info().Str("module", m.Name).Int("jobs", len(retried)).Msg("parked jobs run again")
 	}
 	return nil
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
 
 // Ping checks Redis answers (readiness); an error before the first connection.

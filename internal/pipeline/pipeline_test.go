@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -20,6 +21,8 @@ import (
 	"github.com/homeindex/homeindex/internal/state"
 	"github.com/homeindex/homeindex/internal/testutil/redistest"
 	"github.com/homeindex/homeindex/protocol"
+	"github.com/homeindex/homeindex/redisconn"
+	"github.com/homeindex/homeindex/sdk"
 )
 
 // fixture is a pipeline's surroundings from real parts: a redis-server, a catalog and a
@@ -294,5 +297,71 @@ func TestModulesChangesRequeueFromTheChangePoint(t *testing.T) {
 	saved, found, err := state.Load(f.state)
 	if err != nil || !found || len(saved) != 3 || saved[1].UID != "2" {
 		t.Fatalf("modules state %+v (found %v, %v), want m2 at uid 2", saved, found, err)
+	}
+}
+
+// A job a module failed for good is parked (in Redis's failed set and in the catalog); the
+// next start sends it back to the module's check queue with a new token and attempt 1, and
+// the catalog records the job as queued under that token, so the new run's result is merged.
+func TestParkedJobsRunAgainAtStart(t *testing.T) {
+	f := newFixture(t, modulesYAML("m1"))
+	f.addDoc("poison", "poison.bin", "m1")
+	p := f.pipeline(nil)
+	stop := f.run(p)
+	f.ready(p, 20*time.Second)
+
+	w, err := sdk.NewWorker(sdk.Config{Module: "m1", UID: "1", Redis: redisconn.Endpoint{Addr: f.srv.Addr()},
+		MetadataDir: f.vars["METADATA_DIRECTORY"], FilesDir: f.vars["INDEX_DIRECTORY"], Log: zerolog.NewTestWriter(t)},
+		sdk.HandlerFuncs{RunFunc: func(context.Context, *sdk.Job) (sdk.Result, error) {
+			return sdk.Result{}, sdk.Permanent(errors.New("cannot decode poison"))
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, stopWorker := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- w.Serve(wctx) }()
+	job := func() catalog.Job {
+		j, _, err := f.cat.Job(f.ctx, "poison", "m1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j
+	}
+	waitFor(t, 20*time.Second, "the job parked", func() bool { return job().State == catalog.JobParked })
+	stopWorker()
+	if err := <-served; err != nil {
+		t.Fatalf("worker: %v", err)
+	}
+	stop()
+	parked := job()
+	if n := f.checkLen("m1"); n != 0 {
+		t.Fatalf("m1:check holds %d items while the job is parked", n)
+	}
+	if n, _ := f.rdb.HLen(f.ctx, protocol.FailedKey("m1")).Result(); n != 1 {
+		t.Fatalf("m1:failed holds %d jobs, want the parked one", n)
+	}
+
+	p = f.pipeline(nil)
+	f.run(p)
+	f.ready(p, 20*time.Second) // parked jobs are retried before Ready
+	items, err := f.rdb.LRange(f.ctx, protocol.CheckKey("m1"), 0, -1).Result()
+	if err != nil || len(items) != 1 {
+		t.Fatalf("m1:check %v (%v), want the parked job back", items, err)
+	}
+	info, err := protocol.ParseItem(items[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := job()
+	if again.State != catalog.JobQueued || again.Attempt != 1 || again.Reason != "" {
+		t.Fatalf("job after start %+v, want queued at attempt 1 with no reason", again)
+	}
+	if again.Token == parked.Token || again.Token != info.Job.Token || info.Job.Attempt != 1 {
+		t.Fatalf("catalog token %q (parked %q), item token %q attempt %d: want one new token, attempt 1",
+			again.Token, parked.Token, info.Job.Token, info.Job.Attempt)
+	}
+	if n, _ := f.rdb.HLen(f.ctx, protocol.FailedKey("m1")).Result(); n != 0 {
+		t.Fatalf("m1:failed still holds %d jobs", n)
 	}
 }

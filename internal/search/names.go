@@ -156,7 +156,7 @@ func exactHit(raw json.RawMessage) json.RawMessage {
 	var shown protocol.Paths
 	var list []string
 	var entries []pathEntry
-	err := eachMember(raw, func(k string, v json.RawMessage) error {
+	err := protocol.EachMember(raw, func(k string, v json.RawMessage) error {
 		switch k {
 		case FieldPathsExact:
 			var enc []string
@@ -261,27 +261,4 @@ func exactHit(raw json.RawMessage) json.RawMessage {
 type member struct {
 	key   string
 	value json.RawMessage
-}
-
-// eachMember calls fn for each top-level member of a JSON object, in order.
-func eachMember(data []byte, fn func(k string, v json.RawMessage) error) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return fmt.Errorf("want a JSON object (%v)", err)
-	}
-	for dec.More() {
-		kt, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		k, _ := kt.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return err
-		}
-		if err := fn(k, v); err != nil {
-			return err
-		}
-	}
-	return nil
 }

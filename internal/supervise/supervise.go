@@ -13,6 +13,7 @@ package supervise
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
 // Group is a set of components that start together and stop in a defined order. The zero
@@ -73,4 +74,18 @@ func (g *Group) Run(ctx context.Context) error {
 		<-rs[i].done
 	}
 	return err
+}
+
+// Sleep waits d or until ctx ends, whichever comes first, and reports whether the whole d
+// passed (false: ctx ended, the caller should return). Components use it for their retry and
+// poll pauses so that every pause ends at shutdown.
+func Sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }

@@ -99,3 +99,14 @@ func TestFailureStopsTheGroup(t *testing.T) {
 		t.Fatalf("stopped %v, want %v", o.got(), want)
 	}
 }
+
+func TestSleepEndsWithItsContext(t *testing.T) {
+	if !supervise.Sleep(context.Background(), time.Millisecond) {
+		t.Fatal("Sleep on a live context reported it ended")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if supervise.Sleep(ctx, time.Hour) {
+		t.Fatal("Sleep on an ended context reported the whole pause passed")
+	}
+}

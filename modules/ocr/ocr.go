@@ -85,12 +85,7 @@ func (m *Module) Check(_ context.Context, job *sdk.Job) (bool, error) {
 	if !k.IsImage() && !(k == thumbnail.KindPDF && m.pdfTools()) {
 		return false, nil
 	}
-	b, err := os.ReadFile(filepath.Join(job.MetadataDir, versionFile))
-	if err != nil {
-		return true, nil
-	}
-	var v struct{ Version int }
-	return json.Unmarshal(b, &v) != nil || v.Version != Version, nil
+	return thumbnail.Outdated(job.MetadataDir, Version), nil
 }
 
 // Record is the document's "ocr" field.

@@ -108,12 +108,19 @@ func (m *Module) Check(_ context.Context, job *sdk.Job) (bool, error) {
 	if !m.supports(k, job) {
 		return false, nil
 	}
-	b, err := os.ReadFile(filepath.Join(job.MetadataDir, versionFile))
+	return Outdated(job.MetadataDir, Version), nil
+}
+
+// Outdated reports whether the version.json a module keeps in its metadata directory dir is
+// missing, unreadable or names a version other than version: the module's Check then runs
+// the document again. The thumbnail and OCR modules both keep one.
+func Outdated(dir string, version int) bool {
+	b, err := os.ReadFile(filepath.Join(dir, versionFile))
 	if err != nil {
-		return true, nil
+		return true
 	}
 	var v struct{ Version int }
-	return json.Unmarshal(b, &v) != nil || v.Version != Version, nil
+	return json.Unmarshal(b, &v) != nil || v.Version != version
 }
 
 // supports reports whether k can be drawn here, logging once per kind why not.
