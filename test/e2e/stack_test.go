@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/homeindex/homeindex/internal/testutil/freeport"
 	"github.com/homeindex/homeindex/internal/testutil/meilitest"
 	"github.com/homeindex/homeindex/internal/testutil/redistest"
 )
@@ -235,10 +235,9 @@ func (s *stack) mountAt(src, drive string) {
 
 func freeAddr(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	a, err := freeport.Addr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return a
 }

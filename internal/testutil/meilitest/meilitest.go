@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/homeindex/homeindex/internal/testutil/freeport"
 )
 
 // EnvBinary names the environment variable that overrides the binary's path.
@@ -127,14 +128,8 @@ func repoRoot() (string, error) {
 	}
 }
 
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
+// freeAddr is an address for the next Meilisearch (see freeport for why not :0).
+func freeAddr() (string, error) { return freeport.Addr() }
 
 // start launches the process on s.addr and waits until /health answers.
 func (s *Server) start() error {

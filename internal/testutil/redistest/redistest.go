@@ -9,7 +9,6 @@ package redistest
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os/exec"
@@ -21,6 +20,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/homeindex/homeindex/internal/testutil/freeport"
 )
 
 // startTimeout bounds how long a server may take to answer PING after it is launched.
@@ -199,18 +200,8 @@ func (s *Server) stop() {
 	}
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
-	}
-	defer l.Close()
-	addr, ok := l.Addr().(*net.TCPAddr)
-	if !ok {
-		return 0, errors.New("find a free port: not a TCP address")
-	}
-	return addr.Port, nil
-}
+// freePort is a port for the next redis-server (see freeport for why not :0).
+func freePort() (int, error) { return freeport.Port() }
 
 type lockedBuffer struct {
 	mu sync.Mutex
