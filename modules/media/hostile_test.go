@@ -4,19 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"errors"
-	"fmt"
 	"hash/crc32"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/homeindex/homeindex/internal/testutil/rssprobe"
 	"github.com/homeindex/homeindex/sdk"
 )
 
@@ -268,37 +265,12 @@ func TestVanishedFile(t *testing.T) {
 	}
 }
 
-// rssProbe makes the test binary a probe: it runs the command in its arguments, passes the
-// command's stdout through and prints the command's peak RSS in kB on stderr. Why a probe:
-// os/exec starts children with vfork (CLONE_VM), so at exec the kernel seeds a child's
-// ru_maxrss with its parent's peak. Measured from this test process, which under -race with
-// parallel tests can itself hold hundreds of MB, the figure would be the test's, not the
-// module's; a freshly started probe is small.
+// rssProbe makes the test binary the probe parent rssprobe.CommandPeakKB measures through.
 const rssProbe = "MEDIA_MODULE_RSS_PROBE"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(rssProbe) != "" {
-		os.Exit(probeRSS(os.Args[1:]))
-	}
+	rssprobe.ServeCommand(rssProbe)
 	os.Exit(m.Run())
-}
-
-func probeRSS(args []string) int {
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Stdout = os.Stdout
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if err != nil && !errors.As(err, &ee) {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok {
-		fmt.Fprintln(os.Stderr, "no rusage")
-		return 2
-	}
-	fmt.Fprintf(os.Stderr, "%d\n", ru.Maxrss) // kB on Linux
-	return 0
 }
 
 // TestPeakRSSOnHostileFiles builds media-module (without the race detector, whatever this test
@@ -314,20 +286,10 @@ func TestPeakRSSOnHostileFiles(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	cmd := exec.Command(os.Args[0], append([]string{bin, "inspect"}, files...)...)
-	cmd.Env = append(os.Environ(), rssProbe+"=1")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output() // the probe exits 0 though the ID3 file fails, as it should
-	if err != nil {
-		t.Fatalf("probe: %v\n%s", err, stderr.Bytes())
-	}
+	// The probe's output is the module's; inspect exits 1 as the ID3 file fails, as it should.
+	out, kb := rssprobe.CommandPeakKB(t, rssProbe, append([]string{bin, "inspect"}, files...)...)
 	if n := strings.Count(string(out), "\n"); n != len(files) {
 		t.Fatalf("inspect printed %d lines for %d files:\n%s", n, len(files), out)
-	}
-	kb, err := strconv.Atoi(strings.TrimSpace(stderr.String()))
-	if err != nil {
-		t.Fatalf("probe printed %q", stderr.String())
 	}
 	mb := kb >> 10
 	t.Logf("peak RSS %d MB over the hostile files\n%s", mb, out)

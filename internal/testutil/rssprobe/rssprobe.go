@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -75,4 +76,51 @@ func VmHWM() (int64, error) {
 		return 0, err
 	}
 	return 0, errors.New("no VmHWM line in /proc/self/status")
+}
+
+// ServeCommand, called first in TestMain, makes the process a probe parent when the variable
+// env is set: it runs the command in its arguments, passes the command's stdout through and
+// prints the command's peak RSS (ru_maxrss, kB) on stderr. Why a probe parent: os/exec starts
+// children with vfork (CLONE_VM), so at exec the kernel seeds a child's ru_maxrss with its
+// parent's peak; measured from a test process (hundreds of MB under -race with parallel
+// tests) the figure would be the test's, not the command's. A freshly started probe is small.
+func ServeCommand(env string) {
+	if os.Getenv(env) == "" {
+		return
+	}
+	os.Unsetenv(env) // the command is not a probe itself
+	cmd := exec.Command(os.Args[1], os.Args[2:]...)
+	cmd.Stdout = os.Stdout
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		fmt.Fprintln(os.Stderr, "no rusage")
+		os.Exit(2)
+	}
+	fmt.Fprintln(os.Stderr, ru.Maxrss)
+	os.Exit(0)
+}
+
+// CommandPeakKB runs argv under a probe parent (see ServeCommand) and returns its stdout and
+// its peak RSS in kB. The command's own exit status is not an error: callers check its output.
+func CommandPeakKB(tb testing.TB, env string, argv ...string) ([]byte, int64) {
+	tb.Helper()
+	cmd := exec.Command(os.Args[0], argv...)
+	cmd.Env = append(os.Environ(), env+"=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		tb.Fatalf("rss probe: %v\n%s", err, stderr.String())
+	}
+	kb, err := strconv.ParseInt(strings.TrimSpace(stderr.String()), 10, 64)
+	if err != nil {
+		tb.Fatalf("rss probe printed %q: %v", stderr.String(), err)
+	}
+	return out, kb
 }
