@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/homeindex/homeindex/internal/config"
@@ -81,12 +82,34 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if c.name != name {
 			continue
 		}
-		err := c.run(ctx, e, args)
+		stopProfile, err := startCPUProfile(getenv("HOMEINDEXD_CPUPROFILE"))
+		if err != nil {
+			return exitCode(err, stderr)
+		}
+		err = c.run(ctx, e, args)
+		stopProfile()
 		return exitCode(err, stderr)
 	}
 	fmt.Fprintf(stderr, "homeindexd: unknown command %q\n\n", name)
 	usage(stderr)
 	return exitConfig
+}
+
+// startCPUProfile writes a CPU profile of the command to path (HOMEINDEXD_CPUPROFILE, for
+// performance work; scripts/bench-sync.sh passes it through) until the returned stop runs.
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("HOMEINDEXD_CPUPROFILE: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("HOMEINDEXD_CPUPROFILE: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // exitCode maps an error to its message and exit code; the only place that does.

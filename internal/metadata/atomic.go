@@ -25,24 +25,25 @@ const (
 // Temp files live in one directory (not beside the target) so CleanTemp costs O(leftovers),
 // not a walk of by-id, and modules listing their own directories never see them.
 func (s *Store) writeAtomic(dir, name string, data []byte) (bool, error) {
-	return s.writeAtomicIn(dir, name, data, false)
-}
-
-// writeAtomicIn is writeAtomic; newDir says the caller has just created dir, so there is no
-// old file to compare with.
-func (s *Store) writeAtomicIn(dir, name string, data []byte, newDir bool) (bool, error) {
 	dst := filepath.Join(dir, name)
-	// One lstat tells most changes apart (the size differs) without opening the file; a
-	// directory just created holds no old file at all.
-	if fi, err := os.Lstat(dst); !newDir && err == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(data)) {
-		if old, err := os.ReadFile(dst); err == nil && bytes.Equal(old, data) {
-			return false, nil
-		}
+	if sameContent(dst, data) {
+		return false, nil
 	}
 	if err := durable.ReplaceFile(s.tmpDir(), name+".*", dst, data, filePerm, !s.deferSync); err != nil {
 		return false, err
 	}
 	return true, s.syncDir(dir)
+}
+
+// sameContent reports whether path is a regular file holding exactly data. One lstat tells
+// most changes apart (the size differs) without opening the file.
+func sameContent(path string, data []byte) bool {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() != int64(len(data)) {
+		return false
+	}
+	old, err := os.ReadFile(path)
+	return err == nil && bytes.Equal(old, data)
 }
 
 // tempName returns an unused-looking name in the .tmp directory, for symlinks, which have no

@@ -1,6 +1,7 @@
 package metadata
 
 import (
+	"bytes"
 	"errors"
 	"io/fs"
 	"os"
@@ -215,5 +216,43 @@ func TestDeferSyncWritesAndFlushes(t *testing.T) {
 	}
 	if id, ok, err := s.LinkTarget("a/b.txt"); err != nil || !ok || id != "abc" {
 		t.Fatalf("link %q %v %v", id, ok, err)
+	}
+}
+
+// A crash between writing document.json's temp file and renaming it leaves the temp file in
+// the document's directory; the next write of that document reuses it, whatever it holds, and
+// leaves only document.json behind.
+func TestWriteDocumentReusesTempLeftByCrash(t *testing.T) {
+	t.Parallel()
+	s := openStore(t)
+	const id = "0123456789abcdef"
+	if _, err := s.WriteDocument(id, []byte(`{"id":"0123456789abcdef","v":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	leftover := filepath.Join(s.DocumentDir(id), docTempName)
+	if err := os.WriteFile(leftover, bytes.Repeat([]byte("torn "), 1000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	written, err := s.WriteDocument(id, []byte(`{"id":"0123456789abcdef","v":2}`))
+	if err != nil || !written {
+		t.Fatalf("WriteDocument: got (%v, %v), want (true, nil)", written, err)
+	}
+	got, err := s.ReadDocument(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "{\n    \"id\": \"0123456789abcdef\",\n    \"v\": 2\n}\n"; string(got) != want {
+		t.Errorf("document.json: got %q, want %q", got, want)
+	}
+	fi, err := os.Stat(filepath.Join(s.DocumentDir(id), "document.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if perm := fi.Mode().Perm(); perm != 0o644 {
+		t.Errorf("mode: got %v, want 0644 (the leftover was 0600)", perm)
+	}
+	entries, _ := os.ReadDir(s.DocumentDir(id))
+	if len(entries) != 1 {
+		t.Errorf("document dir has %d entries, want only document.json", len(entries))
 	}
 }
