@@ -169,6 +169,11 @@ func (a *Applier) DrainWhile(ctx context.Context, fn func() error) (applied int,
 }
 
 // Drain applies every pending key once. Keys whose metadata or index part fails stay pending.
+//
+// Rounds overlap: while one round's index write runs (a single SQLite writer, or a request to
+// Meilisearch), the next round is read, rendered and its metadata written, so the index
+// writer, the slowest stage of a first sync, works without pauses. Index writes stay in round
+// order, and a round's drive markers are evaluated only once its own index write is over.
 func (a *Applier) Drain(ctx context.Context) (Result, error) {
 	a.drainMu.Lock()
 	defer a.drainMu.Unlock()
@@ -184,6 +189,19 @@ func (a *Applier) Drain(ctx context.Context) (Result, error) {
 	// that makes all their metadata durable: a crash before it only means they are applied
 	// again (identical bytes are skipped).
 	var unflushed []catalog.OutboxEntry
+	var inflight *round
+	indexed := make(chan struct{}, 1)
+	// finish waits for the round in flight, if any, then settles its drive markers.
+	finish := func() {
+		if inflight == nil {
+			return
+		}
+		<-indexed
+		a.applyDrives(ctx, inflight)
+		unflushed = append(unflushed, inflight.entries...)
+		inflight = nil
+	}
+	defer finish()
 	for {
 		entries, err := a.cat.PendingOutbox(ctx, after, a.cfg.Batch)
 		if err != nil {
@@ -191,10 +209,18 @@ func (a *Applier) Drain(ctx context.Context) (Result, error) {
 		}
 		if len(entries) > 0 {
 			after = entries[len(entries)-1].Seq
-			if err := a.round(ctx, entries, &indexOK, &res); err != nil {
+			r, err := a.prepareRound(ctx, entries)
+			if err != nil {
 				return res, err
 			}
-			unflushed = append(unflushed, entries...)
+			finish()
+			inflight = r
+			go func() {
+				a.indexRound(ctx, r, &indexOK, &res)
+				indexed <- struct{}{}
+			}()
+		} else {
+			finish()
 		}
 		if len(unflushed) > 0 && (len(entries) == 0 || len(unflushed) >= flushKeys) {
 			if err := a.done(ctx, unflushed, &res); err != nil {
@@ -240,49 +266,55 @@ func (a *Applier) done(ctx context.Context, entries []catalog.OutboxEntry, res *
 	return nil
 }
 
-// round applies one page of entries, updating their done flags in place. Documents are rendered
-// with one query, and the index gets one write per kind of change (files upserted, files
-// deleted, chunks replaced) for the whole round. The document files are written by metaWorkers
-// goroutines while the index write runs: the two stores are independent, and most of a
-// document write is the kernel creating the temp file. By-path links follow the document files
-// (a link never points at a document not yet written), still beside the index write; drive
-// markers come last, so a drive turns ready only when its documents are on disk and searchable.
-func (a *Applier) round(ctx context.Context, entries []catalog.OutboxEntry, indexOK *bool, res *Result) error {
+// round is one page of entries on its way through Drain; the stages update the entries'
+// done flags in place.
+type round struct {
+	entries []catalog.OutboxEntry
+	w       indexWrite
+	drives  []int // drive keys, in order
+}
+
+// prepareRound renders one page of entries and applies their metadata part. Documents are
+// rendered with one query, and the index part is gathered into one write per kind of change
+// (files upserted, files deleted, chunks replaced) for indexRound. The document files are
+// written by metaWorkers goroutines (most of a document write is the kernel creating files),
+// then the by-path links, which so never point at a document not yet written.
+func (a *Applier) prepareRound(ctx context.Context, entries []catalog.OutboxEntry) (*round, error) {
 	docs, err := a.cat.Documents(ctx, roundDocIDs(entries))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var w indexWrite
+	r := &round{entries: entries}
 	var metas []docMeta
-	var paths, drives []int // path and drive keys, in order
+	var paths []int // path keys, in order
 	for i := range entries {
 		e := &entries[i]
 		switch {
 		case strings.HasPrefix(e.Key, catalog.KeyDoc):
 			id := strings.TrimPrefix(e.Key, catalog.KeyDoc)
-			r, ok := docs[id]
+			d, ok := docs[id]
 			if !ok {
-				r.State = catalog.DocMissing
+				d.State = catalog.DocMissing
 			}
 			var raw []byte // the document's JSON, made once for both stores
-			if r.State == catalog.DocLive && (!e.MetaDone || !e.IndexDone) {
-				if raw, err = json.Marshal(r.Doc); err != nil {
-					return fmt.Errorf("outbox: render %s: %w", id, err)
+			if d.State == catalog.DocLive && (!e.MetaDone || !e.IndexDone) {
+				if raw, err = json.Marshal(d.Doc); err != nil {
+					return nil, fmt.Errorf("outbox: render %s: %w", id, err)
 				}
 			}
 			if !e.MetaDone {
-				metas = append(metas, docMeta{i: i, id: id, raw: raw, state: r.State})
+				metas = append(metas, docMeta{i: i, id: id, raw: raw, state: d.State})
 			}
 			if !e.IndexDone {
-				w.document(i, id, r.State, raw)
+				r.w.document(i, id, d.State, raw)
 			}
 		case strings.HasPrefix(e.Key, catalog.KeyPath):
 			paths = append(paths, i)
 		case strings.HasPrefix(e.Key, catalog.KeyDrive):
-			drives = append(drives, i)
+			r.drives = append(r.drives, i)
 		case strings.HasPrefix(e.Key, catalog.KeyChunks):
-			if err := a.applyChunks(i, e, docs, &w); err != nil {
-				return err
+			if err := a.applyChunks(i, e, docs, &r.w); err != nil {
+				return nil, err
 			}
 		default:
 			a.log.Error().Str("key", e.Key).Msg("unknown outbox key dropped")
@@ -291,34 +323,41 @@ func (a *Applier) round(ctx context.Context, entries []catalog.OutboxEntry, inde
 	}
 	links, err := a.pathDocs(ctx, entries, paths)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		a.applyDocMetas(entries, metas)
-		for _, i := range paths {
-			entries[i].MetaDone = a.applyPath(links, strings.TrimPrefix(entries[i].Key, catalog.KeyPath))
-			entries[i].IndexDone = true
-		}
-	})
-	if *indexOK && !w.empty() {
-		if err := a.writeIndex(ctx, &w); err != nil {
-			*indexOK = false
-			res.IndexErr = err
-			a.log.Warn().Err(err).Int("keys", len(w.at)).Msg("search index not updated; will retry")
-		} else {
-			for _, i := range w.at {
-				entries[i].IndexDone = true
-			}
-		}
+	a.applyDocMetas(entries, metas)
+	for _, i := range paths {
+		entries[i].MetaDone = a.applyPath(links, strings.TrimPrefix(entries[i].Key, catalog.KeyPath))
+		entries[i].IndexDone = true
 	}
-	wg.Wait()
-	for _, i := range drives {
-		e := &entries[i]
+	return r, nil
+}
+
+// indexRound writes a prepared round's index part, unless an earlier write of this drain
+// failed (the keys then stay pending for the retry).
+func (a *Applier) indexRound(ctx context.Context, r *round, indexOK *bool, res *Result) {
+	if !*indexOK || r.w.empty() {
+		return
+	}
+	if err := a.writeIndex(ctx, &r.w); err != nil {
+		*indexOK = false
+		res.IndexErr = err
+		a.log.Warn().Err(err).Int("keys", len(r.w.at)).Msg("search index not updated; will retry")
+		return
+	}
+	for _, i := range r.w.at {
+		r.entries[i].IndexDone = true
+	}
+}
+
+// applyDrives re-evaluates the round's drive markers, last, so a drive turns ready only when
+// its documents are on disk and searchable.
+func (a *Applier) applyDrives(ctx context.Context, r *round) {
+	for _, i := range r.drives {
+		e := &r.entries[i]
 		e.MetaDone = a.applyDrive(ctx, strings.TrimPrefix(e.Key, catalog.KeyDrive))
 		e.IndexDone = true
 	}
-	return nil
 }
 
 // pathDocs looks up the documents of the round's path keys with one query per few hundred.

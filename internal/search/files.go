@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/homeindex/homeindex/protocol"
@@ -537,18 +539,35 @@ type preparedFiles struct {
 }
 
 // Upsert prepares each document; one that cannot be prepared is passed on as is, for the
-// backend's validation to name.
+// backend's validation to name. A large batch (a first sync's) is prepared on every core:
+// preparing is pure CPU, and the write after it is single-threaded.
 func (f preparedFiles) Upsert(ctx context.Context, docs []json.RawMessage) error {
 	out := make([]json.RawMessage, len(docs))
-	for i, d := range docs {
-		p, err := PrepareFile(d, f.archiveRel)
-		if err != nil {
-			p = d
+	prepare := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			p, err := PrepareFile(docs[i], f.archiveRel)
+			if err != nil {
+				p = docs[i]
+			}
+			out[i] = p
 		}
-		out[i] = p
 	}
+	workers := min(runtime.GOMAXPROCS(0), len(docs)/parallelPrepareMin)
+	if workers <= 1 {
+		prepare(0, len(docs))
+		return f.Collection.Upsert(ctx, out)
+	}
+	var wg sync.WaitGroup
+	per := (len(docs) + workers - 1) / workers
+	for lo := 0; lo < len(docs); lo += per {
+		wg.Go(func() { prepare(lo, min(lo+per, len(docs))) })
+	}
+	wg.Wait()
 	return f.Collection.Upsert(ctx, out)
 }
+
+// parallelPrepareMin is the fewest documents per goroutine worth starting one for.
+const parallelPrepareMin = 128
 
 func (f preparedFiles) Search(ctx context.Context, q Query) (Result, error) {
 	res, err := f.Collection.Search(ctx, q)

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -482,5 +483,45 @@ func TestFileTableFollowsWritesFromElsewhere(t *testing.T) {
 	}
 	if got, used := search(); got != want || !used {
 		t.Fatalf("after the rebuild: %s (table used: %v), want %s from the table", got, used, want)
+	}
+}
+
+// A batch large enough to be prepared on several goroutines lands whole and in order: every
+// document is prepared (kind, name, drives derived from its paths) and is found by its name.
+func TestLargeFileBatchPreparedInParallel(t *testing.T) {
+	t.Parallel()
+	ix := WithFileDocuments(openEmbedded(t), "archive")
+	ctx := context.Background()
+	if err := ix.Files().Configure(ctx, FileSettings(Settings{})); err != nil {
+		t.Fatal(err)
+	}
+	const n = 4*parallelPrepareMin + 37
+	docs := make([]json.RawMessage, n)
+	for i := range docs {
+		docs[i] = json.RawMessage(fmt.Sprintf(`{"id":"d%04d","type":"image/jpeg","size":%d,"next":"","paths":{"archive/usb%d/photo%04d.jpg":1530000000}}`, i, i, i%3, i))
+	}
+	if err := ix.Files().Upsert(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{0, parallelPrepareMin - 1, parallelPrepareMin, 2*parallelPrepareMin + 1, n - 1} {
+		r, err := SearchFiles(ctx, ix, FileQuery{Q: fmt.Sprintf("photo%04d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("d%04d", i)
+		if got := hitIDs(r); got != want {
+			t.Fatalf("search photo%04d: got [%s], want the one hit %s", i, got, want)
+		}
+		var d struct {
+			Kind  string
+			Drive []string
+			Paths map[string]float64
+		}
+		if err := json.Unmarshal(r.Hits[0].Doc, &d); err != nil {
+			t.Fatal(err)
+		}
+		if wantDrive := fmt.Sprintf("usb%d", i%3); d.Kind != "image" || len(d.Drive) != 1 || d.Drive[0] != wantDrive || len(d.Paths) != 1 {
+			t.Errorf("hit %s not prepared: %s", want, r.Hits[0].Doc)
+		}
 	}
 }
