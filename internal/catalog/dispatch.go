@@ -7,6 +7,13 @@ import (
 	"github.com/homeindex/homeindex/protocol"
 )
 
+// Dispatch tiers: paths on present archive drives go first (a drive may be unplugged soon),
+// then local paths.
+const (
+	tierDrive = 0
+	tierLocal = 1
+)
+
 // refreshDispatch recomputes a document's dispatch tier and path from its paths and the drives'
 // presence. Called for every dirtied document, so the dispatch index is always current.
 func (t *Tx) refreshDispatch(ctx context.Context, id string) error {
@@ -26,10 +33,10 @@ func (t *Tx) refreshDispatch(ctx context.Context, id string) error {
 			return err
 		}
 		switch {
-		case onDrive && (!tier.Valid || tier.Int64 == 1):
-			tier, path = sql.NullInt64{Int64: 0, Valid: true}, sql.NullString{String: p, Valid: true}
+		case onDrive && (!tier.Valid || tier.Int64 == tierLocal):
+			tier, path = sql.NullInt64{Int64: tierDrive, Valid: true}, sql.NullString{String: p, Valid: true}
 		case !onDrive && !tier.Valid:
-			tier, path = sql.NullInt64{Int64: 1, Valid: true}, sql.NullString{String: p, Valid: true}
+			tier, path = sql.NullInt64{Int64: tierLocal, Valid: true}, sql.NullString{String: p, Valid: true}
 		}
 	}
 	rows.Close()

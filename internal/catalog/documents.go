@@ -29,6 +29,10 @@ type DocRow struct {
 	Fields  map[string]json.RawMessage
 	Version int
 	Retired bool
+	// LocalPath, when set, is the document's one path, outside any archive drive: its
+	// dispatch order (a local path, after present drives' paths) is stored with the row, and
+	// the caller marks it dirty with DirtyCreated instead of Dirty, saving a lookup of its paths.
+	LocalPath string
 }
 
 // InsertDocument creates a document row if it does not exist. It returns whether it created one.
@@ -40,9 +44,14 @@ func (t *Tx) InsertDocument(ctx context.Context, d DocRow) (bool, error) {
 			return false, fmt.Errorf("catalog: document %s fields: %w", d.ID, err)
 		}
 	}
-	res, err := t.tx.ExecContext(ctx, `INSERT INTO documents(id, type, size, next, fields, version, retired)
-		VALUES(?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING`,
-		d.ID, d.Type, d.Size, d.Next, string(fields), d.Version, d.Retired)
+	var tier sql.NullInt64
+	var path sql.NullString
+	if d.LocalPath != "" {
+		tier, path = sql.NullInt64{Int64: tierLocal, Valid: true}, sql.NullString{String: d.LocalPath, Valid: true}
+	}
+	res, err := t.tx.ExecContext(ctx, `INSERT INTO documents(id, type, size, next, fields, version, retired, dispatch_tier, dispatch_path)
+		VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING`,
+		d.ID, d.Type, d.Size, d.Next, string(fields), d.Version, d.Retired, tier, path)
 	if err != nil {
 		return false, fmt.Errorf("catalog: insert document %s: %w", d.ID, err)
 	}

@@ -30,6 +30,12 @@ func (t *Tx) Dirty(ctx context.Context, keys ...string) error {
 	return t.dirty(ctx, true, keys...)
 }
 
+// DirtyCreated is Dirty for the keys of a document InsertDocument has just created with its
+// LocalPath: its dispatch order is stored already, so it is not looked up again.
+func (t *Tx) DirtyCreated(ctx context.Context, keys ...string) error {
+	return t.dirty(ctx, false, keys...)
+}
+
 // dirty is Dirty; refresh=false skips recomputing a document's dispatch order, for changes
 // that touch none of its paths (a merge, a park).
 func (t *Tx) dirty(ctx context.Context, refresh bool, keys ...string) error {

@@ -341,3 +341,30 @@ func TestImportLegacyThenConfirmWithoutReading(t *testing.T) {
 		t.Fatalf("second import: %d %v", n, err)
 	}
 }
+
+// A first sync stores each new document's dispatch order with it (a local file's own path) or
+// looks it up (a file on a drive, or content found at several paths in one sync): documents on
+// present drives come first, each at its drive path; local ones follow, each at its first path.
+func TestFirstSyncDispatchOrder(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *filesync.Config) { c.FirstModule = func() string { return "m1" } })
+	local := b.write("notes/a.txt", "local only")
+	onDrive := b.write("archive/drive1/b.txt", "on the drive")
+	both := b.write("c.txt", "local and on the drive")
+	b.write("archive/drive1/c.txt", "local and on the drive")
+	twice := b.write("x/one.txt", "at two local paths")
+	b.write("w/two.txt", "at two local paths")
+	b.sync()
+	cands, err := b.cat.Candidates(b.ctx, "m1", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range cands {
+		got = append(got, c.ID+" "+c.Path)
+	}
+	want := []string{onDrive + " archive/drive1/b.txt", both + " archive/drive1/c.txt", local + " notes/a.txt", twice + " w/two.txt"}
+	if !slices.Equal(got, want) {
+		t.Errorf("candidates:\n got %q\nwant %q", got, want)
+	}
+}

@@ -252,18 +252,26 @@ func (r *syncRun) recordOne(ctx context.Context, t *catalog.Tx, c change) error 
 		}
 		return nil
 	}
-	state, err := t.DocumentState(ctx, c.id)
+	// Most files of a first sync are new content: try the insert first, and look the document
+	// up only when it exists already.
+	row := catalog.DocRow{ID: c.id, Type: c.typ, Size: e.Size, Next: r.s.cfg.FirstModule(), Version: versionCurrent}
+	if drive == "" {
+		row.LocalPath = e.Rel
+	}
+	created, err := t.InsertDocument(ctx, row)
 	if err != nil {
 		return err
 	}
-	switch state {
-	case catalog.DocMissing:
-		if _, err := t.InsertDocument(ctx, catalog.DocRow{ID: c.id, Type: c.typ, Size: e.Size,
-			Next: r.s.cfg.FirstModule(), Version: versionCurrent}); err != nil {
+	state := catalog.DocLive
+	if !created {
+		if state, err = t.DocumentState(ctx, c.id); err != nil {
 			return err
 		}
+	}
+	switch {
+	case created:
 		r.st.NewDocs++
-	case catalog.DocRetired:
+	case state == catalog.DocRetired:
 		// Missing content came back (moved, restored, remounted): it is live again with its
 		// module outputs and chain state; nothing runs again.
 		if err := t.SetRetired(ctx, c.id, false); err != nil {
@@ -277,7 +285,11 @@ func (r *syncRun) recordOne(ctx context.Context, t *catalog.Tx, c change) error 
 	if drive != "" {
 		r.changedDrives[drive] = true
 	}
-	if err := t.Dirty(ctx, catalog.DocKey(c.id), catalog.PathKey(e.Rel)); err != nil {
+	dirty := t.Dirty
+	if row.LocalPath != "" && created {
+		dirty = t.DirtyCreated
+	}
+	if err := dirty(ctx, catalog.DocKey(c.id), catalog.PathKey(e.Rel)); err != nil {
 		return err
 	}
 	if !had {
