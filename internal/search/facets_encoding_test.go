@@ -135,3 +135,29 @@ func TestFlatFacetsMatchEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// marshalObject gives json.Marshal's bytes for objects of raw values as PrepareFile has them.
+func TestMarshalObjectMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
+	for _, raw := range []string{
+		`{}`,
+		`{"b":1,"a":"x","c":[1,2,{"z":null}],"d":{"y":true}}`,
+		"{ \"spaced\" : [ 1 , 2 ] ,\n\t\"s\": \"a b\\tc\" }",
+		`{"html":"<a href='x'>&amp;</a>","k<>&":"v","sep":"\u2028\u2029 and \\u2028"}`,
+		`{"é":"日本","q\"uote":"back\\slash","ctl":"\u0001\n","bad":"\ud800x"}`,
+		`{"n":1e21,"m":-0.000001,"neg":-0,"big":123456789012345678901234567890}`,
+	} {
+		var doc map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(raw), &doc); err != nil {
+			t.Fatal(err)
+		}
+		doc["derived"] = mustJSON("<x> & \u2028")
+		want, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := marshalObject(doc); !bytes.Equal(got, want) {
+			t.Errorf("marshalObject(%s) =\n%s\nwant\n%s", raw, got, want)
+		}
+	}
+}

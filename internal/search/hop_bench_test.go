@@ -44,7 +44,8 @@ func hopDocs(n int, after bool) []json.RawMessage {
 // document whose next moved and that gained the module's field), in rounds of 250 as the
 // outbox sends them, over an index of hopN documents.
 func BenchmarkEmbeddedHop(b *testing.B) {
-	const hopN, round = 5000, 250
+	const hopN = 5000
+	round := envInt("HOP_ROUND", 250) // documents per upsert
 	ctx := context.Background()
 	before, after := hopDocs(hopN, false), hopDocs(hopN, true)
 	var cpu time.Duration
