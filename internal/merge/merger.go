@@ -19,6 +19,7 @@ const (
 	DefaultMaxValues  = 1 << 20
 	DefaultBlock      = time.Second
 	DefaultBatch      = 64
+	DefaultGather     = 20 * time.Millisecond
 )
 
 // Config configures a Merger. Zero fields take the defaults above.
@@ -38,6 +39,11 @@ type Config struct {
 	Block time.Duration
 	// Batch is the most results taken and merged in one catalog transaction.
 	Batch int
+	// Gather is how long Run waits after a take that came back short of Batch before the
+	// next take, so results arriving as a stream are merged many per catalog transaction
+	// (the commit is most of a small batch's cost) rather than a few at a time as they come.
+	// It adds at most Gather to a result's wait; a full take is followed by the next at once.
+	Gather time.Duration
 	// OnMerged, when set, is called after each applied merge, and after each park the merger
 	// records (the document changed either way): the daemon wakes the outbox and the
 	// dispatcher. It must not block.
@@ -59,6 +65,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Batch <= 0 {
 		c.Batch = DefaultBatch
+	}
+	if c.Gather <= 0 {
+		c.Gather = DefaultGather
 	}
 	c.Pipeline = slices.Clone(c.Pipeline)
 	return c

@@ -104,6 +104,9 @@ func (m *Merger) step(ctx context.Context, restore *bool, batch int) (failed str
 		}
 		return "", err
 	}
+	if len(raws) < batch {
+		supervise.Sleep(ctx, m.cfg.Gather) // let the next batch gather
+	}
 	return "", nil
 }
 

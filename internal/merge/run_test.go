@@ -99,3 +99,27 @@ func TestRunQuarantinesAResultItCannotHandle(t *testing.T) {
 		t.Fatalf("doc B %+v", d)
 	}
 }
+
+// A full take is followed by the next at once; after a short one Run gathers (waits Gather)
+// before taking again, and stopping the merger ends that wait.
+func TestRunGathersAfterAShortTake(t *testing.T) {
+	f := newFixture(t, Config{Batch: 2, Gather: time.Hour})
+	ids := []string{docA, docB, "00000000000000cc"}
+	for _, id := range ids {
+		f.addDoc(id, id+".txt", "", "m1")
+		f.dispatch(id, "m1")
+	}
+	for range ids {
+		f.work("m1", func(item string) string { return result("m1", item, `"title":"t"`, "") })
+	}
+	stop := f.runMerger(f.m)
+	// Two results (a full take), then the third at once: an hour's gather would hold it.
+	waitFor(t, "the three results merged", func() bool { return f.m.Stats().Merged == 3 })
+	stopped := make(chan struct{})
+	go func() { stop(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(waitTimeout):
+		t.Fatal("Run did not stop during its gather")
+	}
+}

@@ -57,6 +57,9 @@ func parseDocs(docs []json.RawMessage) ([]parsedDoc, error) {
 }
 
 func compactJSON(raw []byte) []byte {
+	if !bytes.ContainsAny(raw, " \t\r\n") {
+		return raw // nothing to remove (the usual case: json.Marshal's output)
+	}
 	var b bytes.Buffer
 	if err := json.Compact(&b, raw); err != nil {
 		return raw // unreachable: raw was just decoded

@@ -134,7 +134,44 @@ func PrepareFile(raw json.RawMessage, archiveRel string) (json.RawMessage, error
 	if camera != "" {
 		doc[FieldCamera] = mustJSON(camera)
 	}
-	return json.Marshal(doc)
+	return marshalObject(doc), nil
+}
+
+// marshalObject returns what json.Marshal gives for doc (keys sorted, values compacted, <, >,
+// & and U+2028/U+2029 escaped), without its reflection and its validation of every value
+// (a module hop writes each document again): the values were decoded by json.Unmarshal or
+// written by mustJSON, so they are valid JSON, and the keys valid UTF-8, which AppendName
+// escapes as encoding/json does.
+func marshalObject(doc map[string]json.RawMessage) json.RawMessage {
+	keys := make([]string, 0, len(doc))
+	size := 2
+	for k, v := range doc {
+		keys = append(keys, k)
+		size += len(k) + len(v) + 4
+	}
+	slices.Sort(keys)
+	b := make([]byte, 1, size)
+	b[0] = '{'
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = protocol.AppendName(b, k)
+		b = append(b, ':')
+		b = append(b, doc[k]...)
+	}
+	b = append(b, '}')
+	if bytes.ContainsAny(b, " \t\r\n") { // whitespace, maybe between tokens
+		var c bytes.Buffer
+		_ = json.Compact(&c, b)
+		b = c.Bytes()
+	}
+	if bytes.ContainsAny(b, "<>&\u2028\u2029") {
+		var e bytes.Buffer
+		json.HTMLEscape(&e, b)
+		b = e.Bytes()
+	}
+	return b
 }
 
 // restoreFile turns a files index hit back into the metadata document's shape: path_entries
