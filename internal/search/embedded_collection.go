@@ -308,17 +308,18 @@ func (c *embeddedCollection) Search(ctx context.Context, q Query) (Result, error
 	}
 
 	broad := match == "" && res.Total >= broadMatch
+	sortWalk := broad && len(keys) > 0 && slices.Contains(settings.Sortable, keys[0].attr) && c.sortIndexed(keys[0].attr)
 	declared := settings.spec().declared()
 	var order []string
 	for _, k := range keys {
-		order = append(order, k.orderTerms(!broad, declared)...)
+		order = append(order, k.orderTerms(!sortWalk, declared)...)
 	}
 	switch {
 	case match != "":
 		order = append(order, "bm25("+fts+")")
 	case broad && len(keys) == 0:
 		from = docs + " AS d NOT INDEXED" // rowid order
-	case broad && slices.Contains(settings.Sortable, keys[0].attr):
+	case sortWalk:
 		from = docs + " AS d INDEXED BY " + c.sortIndexName(keys[0])
 	}
 	order = append(order, "d.seq")

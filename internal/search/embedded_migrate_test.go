@@ -3,7 +3,9 @@ package search
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/homeindex/homeindex/internal/sqlitedb"
@@ -60,5 +62,83 @@ func TestEmbeddedMigratesFlatColumn(t *testing.T) {
 	}
 	if res, err = ix.Files().Search(ctx, Query{Filter: `type = "image/png"`}); err != nil || len(res.Hits) != 1 {
 		t.Fatalf("after update: %d hits, %v; want 1", len(res.Hits), err)
+	}
+}
+
+// The files collection keeps only the sort indexes of tableSorts (its file table filters and
+// sorts in memory): an index written with a filter index per attribute and a sort index per
+// sortable attribute loses the others when it is configured with unchanged settings, and
+// filters and sorts still answer the same, by SQL alone.
+func TestEmbeddedFilesDropsIndexesTheTableReplaces(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "index.db")
+	ix, err := OpenEmbedded(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings := Settings{Filterable: []string{"type", "size"}, Sortable: []string{"size", "mtime"}}
+	if err := ix.Files().Configure(ctx, settings); err != nil {
+		t.Fatal(err)
+	}
+	docs := []json.RawMessage{
+		json.RawMessage(`{"id":"a","size":5,"mtime":3,"type":"image/png"}`),
+		json.RawMessage(`{"id":"b","size":9,"mtime":2,"type":"text/plain"}`),
+		json.RawMessage(`{"id":"c","size":7,"mtime":1,"type":"image/png"}`),
+	}
+	if err := ix.Files().Upsert(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	// What an earlier version left: filter indexes and a sort index on mtime.
+	c := ix.(*embeddedIndex).files
+	writer := ix.(*embeddedIndex).writer
+	old := []string{c.indexName("v", "type"), c.indexName("m", "type"), c.indexName("a", "mtime")}
+	for _, n := range old {
+		if _, err := writer.Exec(fmt.Sprintf(`CREATE INDEX %q ON files_docs(seq)`, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ix.Close()
+
+	ix, err = OpenEmbedded(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	ix.(*embeddedIndex).tableOff = true
+	if err := ix.Files().Configure(ctx, settings); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	rows, err := ix.(*embeddedIndex).writer.Query(`SELECT name FROM sqlite_schema WHERE type = 'index' AND name LIKE 'files_x_%' ORDER BY name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var n string
+		_ = rows.Scan(&n)
+		names = append(names, n)
+	}
+	rows.Close()
+	c = ix.(*embeddedIndex).files
+	if want := []string{c.indexName("a", "size"), c.indexName("d", "size")}; !slices.Equal(names, want) {
+		t.Fatalf("indexes %q, want only the size sort indexes %q", names, want)
+	}
+	for _, tc := range []struct{ filter, sort, want string }{
+		{`type = "image/png"`, "size:desc", "c a"},
+		{"size > 4", "mtime:asc", "c b a"},
+		{"", "size:asc", "a c b"},
+	} {
+		q := Query{Filter: tc.filter}
+		if tc.sort != "" {
+			q.Sort = []string{tc.sort}
+		}
+		res, err := ix.Files().Search(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := idList(res); got != tc.want {
+			t.Errorf("filter %q sort %s: hits %q, want %q", tc.filter, tc.sort, got, tc.want)
+		}
 	}
 }

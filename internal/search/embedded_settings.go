@@ -106,7 +106,7 @@ func (c *embeddedCollection) Configure(ctx context.Context, s Settings) error {
 	c.ix.writeMu.Lock()
 	defer c.ix.writeMu.Unlock()
 	if settingsEqual(s, c.settings) {
-		return nil
+		return c.matchIndexes(ctx, s)
 	}
 	tx, err := c.ix.writer.BeginTx(ctx, nil)
 	if err != nil {
@@ -255,11 +255,67 @@ func (c *embeddedCollection) refacet(ctx context.Context, tx *sql.Tx, spec facet
 	}
 }
 
+// matchIndexes creates and drops expression indexes so the collection has those indexDefs
+// calls for, when its settings are unchanged but the set of indexes it keeps has changed (an
+// index written by an earlier version).
+func (c *embeddedCollection) matchIndexes(ctx context.Context, s Settings) error {
+	want := c.indexDefs(s)
+	tx, err := c.ix.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return sqlErr("configure "+c.name, err)
+	}
+	defer tx.Rollback()
+	have, err := c.indexNames(ctx, tx)
+	if err != nil {
+		return sqlErr("configure "+c.name, err)
+	}
+	same := len(have) == len(want)
+	for n := range want {
+		same = same && have[n]
+	}
+	if same {
+		return nil
+	}
+	if err := c.dropIndexes(ctx, tx, want); err != nil {
+		return sqlErr("configure "+c.name, err)
+	}
+	for n, ddl := range want {
+		if !have[n] {
+			if _, err := tx.ExecContext(ctx, ddl); err != nil {
+				return sqlErr("configure "+c.name, err)
+			}
+		}
+	}
+	if _, err := bumpGen(ctx, tx); err != nil {
+		return sqlErr("configure "+c.name, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return sqlErr("configure "+c.name, err)
+	}
+	return nil
+}
+
+// tableSorts are the sort attributes of the files collection that keep a sort index: the
+// sorts the page and the CLI offer (newest and oldest, largest, name). See indexDefs.
+var tableSorts = []string{FieldDate, "size", FieldSortName}
+
+// sortIndexed reports whether attr, a sortable attribute, has a sort index.
+func (c *embeddedCollection) sortIndexed(attr string) bool {
+	return c.name != filesCollection || slices.Contains(tableSorts, attr)
+}
+
 // indexDefs returns the expression indexes the settings call for, by name. Per filterable
 // attribute: one on its single value, and a partial one listing the documents where it has
 // several values; together they let SQLite answer each condition (value test OR multi-value
 // test, see sqlWhere.cond) with a MULTI-INDEX OR. Per sortable attribute: one per direction,
 // matching sortKey.orderTerms.
+//
+// The files collection keeps only the sort indexes of tableSorts. Its searches are answered
+// by the in-memory file table (embedded_table.go), which filters and sorts without indexes;
+// SQL serves them only until the table is built and in processes that do not build it (the
+// CLI), where a query's words narrow the rows through FTS first, and a browse in one of those
+// sorts walks its index. Every expression index costs each new document an index insert: the
+// 48 the files collection had were two thirds of a first sync's index CPU.
 func (c *embeddedCollection) indexDefs(s Settings) map[string]string {
 	defs := map[string]string{}
 	table := c.name + "_docs"
@@ -268,12 +324,17 @@ func (c *embeddedCollection) indexDefs(s Settings) map[string]string {
 		return "json_extract(" + facetColumn(attr) + ", " + flatPath(kind, attr) + ")"
 	}
 	name := c.indexName
-	for _, a := range s.Filterable {
-		defs[name("v", a)] = fmt.Sprintf(`CREATE INDEX %q ON %s(%s)`, name("v", a), table, col("v", a))
-		f := col("f", a)
-		defs[name("m", a)] = fmt.Sprintf(`CREATE INDEX %q ON %s(%s) WHERE %s >= %d`, name("m", a), table, f, f, flagMulti)
+	if c.name != filesCollection {
+		for _, a := range s.Filterable {
+			defs[name("v", a)] = fmt.Sprintf(`CREATE INDEX %q ON %s(%s)`, name("v", a), table, col("v", a))
+			f := col("f", a)
+			defs[name("m", a)] = fmt.Sprintf(`CREATE INDEX %q ON %s(%s) WHERE %s >= %d`, name("m", a), table, f, f, flagMulti)
+		}
 	}
 	for _, a := range s.Sortable {
+		if !c.sortIndexed(a) {
+			continue
+		}
 		x := col("<", a)
 		defs[name("a", a)] = fmt.Sprintf(`CREATE INDEX %q ON %s(%s IS NULL, %s)`, name("a", a), table, x, x)
 		x = col(">", a)

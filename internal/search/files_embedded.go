@@ -474,7 +474,7 @@ func docsBySeq(ctx context.Context, tx *sql.Tx, seqs []int64) ([]FileHit, error)
 // are sorted.
 func sortedPage(ctx context.Context, tx *sql.Tx, c *embeddedCollection, keys []sortKey, declared []string, broad bool,
 	whereSQL string, args []any, limit, offset int) ([]int64, []FileHit, error) {
-	broad = broad && len(keys) > 0 && slices.Contains(c.settings.Sortable, keys[0].attr)
+	broad = broad && len(keys) > 0 && slices.Contains(c.settings.Sortable, keys[0].attr) && c.sortIndexed(keys[0].attr)
 	from := "files_docs AS d"
 	if broad {
 		from += " INDEXED BY " + c.sortIndexName(keys[0])
