@@ -295,6 +295,11 @@ func (c *embeddedCollection) matchIndexes(ctx context.Context, s Settings) error
 	return nil
 }
 
+// tableFilters are the filterable attributes of the files collection that keep their filter
+// indexes: the facets the page and the CLI offer, and size, whose ranges are selective. See
+// indexDefs.
+var tableFilters = []string{FieldKind, FieldExtension, FieldDrive, FieldYear, FieldDate, FieldCamera, "size"}
+
 // tableSorts are the sort attributes of the files collection that keep a sort index: the
 // sorts the page and the CLI offer (newest and oldest, largest, name). See indexDefs.
 var tableSorts = []string{FieldDate, "size", FieldSortName}
@@ -310,12 +315,13 @@ func (c *embeddedCollection) sortIndexed(attr string) bool {
 // test, see sqlWhere.cond) with a MULTI-INDEX OR. Per sortable attribute: one per direction,
 // matching sortKey.orderTerms.
 //
-// The files collection keeps only the sort indexes of tableSorts. Its searches are answered
-// by the in-memory file table (embedded_table.go), which filters and sorts without indexes;
-// SQL serves them only until the table is built and in processes that do not build it (the
-// CLI), where a query's words narrow the rows through FTS first, and a browse in one of those
-// sorts walks its index. Every expression index costs each new document an index insert: the
-// 48 the files collection had were two thirds of a first sync's index CPU.
+// The files collection keeps the filter indexes of tableFilters and the sort indexes of
+// tableSorts only. Its searches are answered by the in-memory file table (embedded_table.go),
+// which filters and sorts without indexes; SQL serves them only until the table is built and in
+// processes that do not build it (the CLI), where a query's words narrow the rows through FTS
+// first, and filters on the facets users pick and the sorts they pick still find an index.
+// Every expression index costs each new document an index insert: the 48 the files collection
+// had were two thirds of a first sync's index CPU; 20 remain.
 func (c *embeddedCollection) indexDefs(s Settings) map[string]string {
 	defs := map[string]string{}
 	table := c.name + "_docs"
@@ -324,12 +330,13 @@ func (c *embeddedCollection) indexDefs(s Settings) map[string]string {
 		return "json_extract(" + facetColumn(attr) + ", " + flatPath(kind, attr) + ")"
 	}
 	name := c.indexName
-	if c.name != filesCollection {
-		for _, a := range s.Filterable {
-			defs[name("v", a)] = fmt.Sprintf(`CREATE INDEX %q ON %s(%s)`, name("v", a), table, col("v", a))
-			f := col("f", a)
-			defs[name("m", a)] = fmt.Sprintf(`CREATE INDEX %q ON %s(%s) WHERE %s >= %d`, name("m", a), table, f, f, flagMulti)
+	for _, a := range s.Filterable {
+		if c.name == filesCollection && !slices.Contains(tableFilters, a) {
+			continue
 		}
+		defs[name("v", a)] = fmt.Sprintf(`CREATE INDEX %q ON %s(%s)`, name("v", a), table, col("v", a))
+		f := col("f", a)
+		defs[name("m", a)] = fmt.Sprintf(`CREATE INDEX %q ON %s(%s) WHERE %s >= %d`, name("m", a), table, f, f, flagMulti)
 	}
 	for _, a := range s.Sortable {
 		if !c.sortIndexed(a) {
