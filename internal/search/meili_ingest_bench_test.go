@@ -16,9 +16,12 @@ import (
 )
 
 // BenchmarkMeiliIngest measures how fast Meilisearch takes the SearchFiles benchmark's files
-// and chunks, per step of 100k chunks, so a slowdown as the index grows shows. Sizes:
-// SEARCH_BENCH_FILES (100k), SEARCH_BENCH_MEILI_INGEST_CHUNKS (200k); extra server flags:
-// SEARCH_BENCH_MEILI_FLAGS (e.g. "--max-indexing-threads 1").
+// and chunks, per step of 100k chunks, so a slowdown as the index grows shows, in wall time
+// and in the server's CPU time (which the shared machine's load does not inflate). Sizes:
+// SEARCH_BENCH_FILES (100k), SEARCH_BENCH_MEILI_INGEST_CHUNKS (200k); chunks per Upsert:
+// SEARCH_BENCH_MEILI_UPSERT (10k); server flags: SEARCH_BENCH_MEILI_FLAGS (default
+// "--max-indexing-threads 1"); SEARCH_BENCH_MEILI_TRACE=1 logs Meilisearch's account of its
+// last batch after each step (where the time went, database sizes).
 //
 //	go test -run '^$' -bench MeiliIngest -benchtime 1x ./internal/search/
 func BenchmarkMeiliIngest(b *testing.B) {
@@ -27,21 +30,25 @@ func BenchmarkMeiliIngest(b *testing.B) {
 	files, chunks, _ := benchFileFixture(nFiles, nChunks)
 	ctx := context.Background()
 	for b.Loop() {
-		srv := meilitest.Start(b, strings.Fields(os.Getenv("SEARCH_BENCH_MEILI_FLAGS"))...)
+		flags := meiliBenchFlags
+		if f, ok := os.LookupEnv("SEARCH_BENCH_MEILI_FLAGS"); ok {
+			flags = strings.Fields(f)
+		}
+		srv := meilitest.Start(b, flags...)
 		mix, err := OpenMeilisearch(ctx, MeiliConfig{Host: srv.URL, APIKey: srv.MasterKey, Timeout: time.Minute})
 		if err != nil {
 			b.Fatal(err)
 		}
 		ix := WithFileDocuments(mix, "archive")
 		start, cpu0 := time.Now(), cpuTime(b, srv.PID())
-		if err := loadBench(ctx, ix, files, nil); err != nil {
+		if err := loadBench(ctx, ix, files, nil); err != nil { // the files, as SearchFiles loads them
 			b.Fatal(err)
 		}
 		b.Logf("%d files in %s, Meilisearch CPU %s", len(files), time.Since(start).Round(time.Millisecond), (cpuTime(b, srv.PID()) - cpu0).Round(time.Millisecond))
 		total, totalCPU := time.Now(), cpuTime(b, srv.PID())
 		for i, step := range slices.Collect(slices.Chunk(chunks, 100_000)) {
 			t0, cpu0 := time.Now(), cpuTime(b, srv.PID())
-			for batch := range slices.Chunk(step, 10_000) {
+			for batch := range slices.Chunk(step, envInt("SEARCH_BENCH_MEILI_UPSERT", 10_000)) {
 				if err := ix.Chunks().Upsert(ctx, batch); err != nil {
 					b.Fatal(err)
 				}
