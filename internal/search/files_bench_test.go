@@ -64,6 +64,9 @@ func BenchmarkSearchFiles(b *testing.B) {
 	if err := loadBench(ctx, WithFileDocuments(mix, "archive"), files, chunks); err != nil {
 		b.Fatal(err)
 	}
+	if n, err := mix.Chunks().Count(ctx); err != nil || n != int64(len(chunks)) {
+		b.Fatalf("meilisearch holds %d chunks (%v), want %d", n, err, len(chunks))
+	}
 	b.Logf("meilisearch (%s): %d files and %d chunks indexed in %s (its CPU time %s)", strings.Join(meiliBenchFlags, " "),
 		len(files), len(chunks), time.Since(start).Round(time.Second), (cpuTime(b, srv.PID()) - cpu0).Round(time.Second))
 
@@ -137,8 +140,8 @@ func loadBench(ctx context.Context, ix Index, files, chunks []json.RawMessage) e
 	// Large writes: Meilisearch indexes every task enqueued while it is busy as one batch,
 	// and much of a batch's cost does not grow with its size (post-processing the prefix,
 	// facet and word databases, the commit), so 50k-100k chunks per Upsert take 1.7 times
-	// less of its CPU than 10k (BenchmarkMeiliIngest). The daemon's outbox writes a round of up to
-	// 1000 keys at a time.
+	// less of its CPU than 10k (BenchmarkMeiliIngest). The daemon's outbox writes a round
+	// of up to 1000 keys at a time.
 	for batch := range slices.Chunk(files, 50_000) {
 		if err := ix.Files().Upsert(ctx, batch); err != nil {
 			return err
