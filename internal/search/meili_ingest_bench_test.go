@@ -41,7 +41,7 @@ func BenchmarkMeiliIngest(b *testing.B) {
 		}
 		ix := WithFileDocuments(mix, "archive")
 		start, cpu0 := time.Now(), cpuTime(b, srv.PID())
-		if err := loadBench(ctx, ix, files, nil); err != nil { // the files, as SearchFiles loads them
+		if err := loadBench(ctx, ix, files, nil, meiliBenchFiles, 1); err != nil { // the files, as SearchFiles loads them
 			b.Fatal(err)
 		}
 		b.Logf("%d files in %s, Meilisearch CPU %s", len(files), time.Since(start).Round(time.Millisecond), (cpuTime(b, srv.PID()) - cpu0).Round(time.Millisecond))
