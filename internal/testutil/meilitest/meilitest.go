@@ -37,7 +37,8 @@ type Server struct {
 
 	t       testing.TB
 	bin     string
-	dir     string // db, dumps and snapshots live here
+	args    []string // extra command-line flags, kept for Restart
+	dir     string   // db, dumps and snapshots live here
 	addr    string
 	logPath string
 
@@ -47,8 +48,9 @@ type Server struct {
 }
 
 // Start starts a server and registers its shutdown with t.Cleanup. The process log is
-// printed if the test fails.
-func Start(t testing.TB) *Server {
+// printed if the test fails. args are extra command-line flags (such as
+// "--max-indexing-threads", "1"), appended after the ones Start sets.
+func Start(t testing.TB, args ...string) *Server {
 	t.Helper()
 	bin, err := Binary()
 	if err != nil {
@@ -63,6 +65,7 @@ func Start(t testing.TB) *Server {
 		MasterKey: hex.EncodeToString(key),
 		t:         t,
 		bin:       bin,
+		args:      args,
 		dir:       dir,
 		logPath:   filepath.Join(dir, "meilisearch.log"),
 	}
@@ -138,7 +141,7 @@ func (s *Server) start() error {
 		return err
 	}
 	defer logf.Close() // the child keeps its own descriptor
-	cmd := exec.Command(s.bin,
+	cmd := exec.Command(s.bin, append([]string{
 		"--http-addr", s.addr,
 		"--master-key", s.MasterKey,
 		"--db-path", filepath.Join(s.dir, "data.ms"),
@@ -146,7 +149,7 @@ func (s *Server) start() error {
 		"--snapshot-dir", filepath.Join(s.dir, "snapshots"),
 		"--no-analytics",
 		"--env", "development",
-	)
+	}, s.args...)...)
 	cmd.Dir = s.dir
 	cmd.Env = cleanEnv()
 	cmd.Stdout, cmd.Stderr = logf, logf
@@ -213,6 +216,16 @@ func (s *Server) Stop() {
 	}
 	_ = cmd.Process.Kill()
 	<-done
+}
+
+// PID is the running server's process id (0 when stopped), e.g. to read its CPU time.
+func (s *Server) PID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
 }
 
 // Restart stops the server if it runs and starts it again on the same address with the same
