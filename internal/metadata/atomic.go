@@ -46,8 +46,8 @@ func sameContent(path string, data []byte) bool {
 	return err == nil && bytes.Equal(old, data)
 }
 
-// tempName returns an unused-looking name in the .tmp directory, for symlinks, which have no
-// CreateTemp.
+// tempName returns an unused-looking name in the .tmp directory, for symlinks (which have no
+// CreateTemp) and for documents written by raw system calls.
 func (s *Store) tempName(prefix string) (string, error) {
 	var b [8]byte
 	if _, err := rand.Read(b[:]); err != nil {
