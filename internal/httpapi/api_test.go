@@ -91,3 +91,12 @@ func TestSearchAndParameterErrors(t *testing.T) {
 		t.Errorf("status without modules: %d %s", code, body)
 	}
 }
+
+// A browser's own request for an icon gets an empty answer, not a 404 a page would log.
+func TestFaviconAnswersNoContent(t *testing.T) {
+	t.Parallel()
+	d := startDaemon(t, nil)
+	if code, body := d.do(t, "GET", "/favicon.ico", ""); code != http.StatusNoContent || body != "" {
+		t.Fatalf("favicon: %d %q, want 204 and no body", code, body)
+	}
+}

@@ -197,26 +197,35 @@ func (a *Applier) Drain(ctx context.Context) (Result, error) {
 			return
 		}
 		<-indexed
+		if err := inflight.indexErr; err != nil {
+			indexOK = false
+			res.IndexErr = err
+		}
 		a.applyDrives(ctx, inflight)
 		unflushed = append(unflushed, inflight.entries...)
 		inflight = nil
 	}
-	defer finish()
 	for {
 		entries, err := a.cat.PendingOutbox(ctx, after, a.cfg.Batch)
 		if err != nil {
+			finish() // the round in flight writes res
 			return res, err
 		}
 		if len(entries) > 0 {
 			after = entries[len(entries)-1].Seq
 			r, err := a.prepareRound(ctx, entries)
 			if err != nil {
+				finish()
 				return res, err
 			}
 			finish()
 			inflight = r
+			// The goroutine touches r alone; finish reads what it left there.
+			write := indexOK
 			go func() {
-				a.indexRound(ctx, r, &indexOK, &res)
+				if write {
+					a.indexRound(ctx, r)
+				}
 				indexed <- struct{}{}
 			}()
 		} else {
@@ -224,6 +233,7 @@ func (a *Applier) Drain(ctx context.Context) (Result, error) {
 		}
 		if len(unflushed) > 0 && (len(entries) == 0 || len(unflushed) >= flushKeys) {
 			if err := a.done(ctx, unflushed, &res); err != nil {
+				finish()
 				return res, err
 			}
 			unflushed = unflushed[:0]
@@ -269,9 +279,10 @@ func (a *Applier) done(ctx context.Context, entries []catalog.OutboxEntry, res *
 // round is one page of entries on its way through Drain; the stages update the entries'
 // done flags in place.
 type round struct {
-	entries []catalog.OutboxEntry
-	w       indexWrite
-	drives  []int // drive keys, in order
+	entries  []catalog.OutboxEntry
+	w        indexWrite
+	drives   []int // drive keys, in order
+	indexErr error // why the index write failed, if it did
 }
 
 // prepareRound renders one page of entries and applies their metadata part. Documents are
@@ -333,15 +344,14 @@ func (a *Applier) prepareRound(ctx context.Context, entries []catalog.OutboxEntr
 	return r, nil
 }
 
-// indexRound writes a prepared round's index part, unless an earlier write of this drain
-// failed (the keys then stay pending for the retry).
-func (a *Applier) indexRound(ctx context.Context, r *round, indexOK *bool, res *Result) {
-	if !*indexOK || r.w.empty() {
+// indexRound writes a prepared round's index part; a failure is left in r.indexErr, and the
+// keys stay pending for the retry.
+func (a *Applier) indexRound(ctx context.Context, r *round) {
+	if r.w.empty() {
 		return
 	}
 	if err := a.writeIndex(ctx, &r.w); err != nil {
-		*indexOK = false
-		res.IndexErr = err
+		r.indexErr = err
 		a.log.Warn().Err(err).Int("keys", len(r.w.at)).Msg("search index not updated; will retry")
 		return
 	}
