@@ -112,7 +112,8 @@ func Open(ctx context.Context, cfg *config.Config, log zerolog.Logger) (*App, er
 		},
 	}, cat, archive, a.Markers, logging.Component(log, "sync"))
 	a.Outbox = outbox.New(outbox.Config{
-		Chunk: chunk.Options{Tokens: cfg.Pipeline.ChunkTokens, Overlap: cfg.Pipeline.ChunkOverlap},
+		Chunk:    chunk.Options{Tokens: cfg.Pipeline.ChunkTokens, Overlap: cfg.Pipeline.ChunkOverlap},
+		LockFile: filepath.Join(cfg.StateDirectory, outboxLockFile),
 		Configure: func(ctx context.Context) error {
 			if err := ConfigureIndex(ctx, a.Index, cfg); err != nil {
 				return err

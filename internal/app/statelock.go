@@ -7,6 +7,10 @@ import (
 	"github.com/homeindex/homeindex/internal/pipeline"
 )
 
+// outboxLockFile, in STATE_DIRECTORY, is flock-ed by a process while it drains the outbox
+// (outbox.Config.LockFile).
+const outboxLockFile = "outbox.lock"
+
 // processLockFile, in STATE_DIRECTORY, is flock-ed by the live homeindexd using the directory.
 const processLockFile = "daemon.lock"
 

@@ -10,11 +10,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
+	"golang.org/x/sys/unix"
 
 	"github.com/homeindex/homeindex/internal/catalog"
 	"github.com/homeindex/homeindex/internal/chunk"
@@ -47,6 +49,11 @@ type Config struct {
 	Gather time.Duration
 	// Chunk is CHUNK_TOKENS and CHUNK_OVERLAP.
 	Chunk chunk.Options
+	// LockFile, when set, is flock-ed for each drain, so drains of processes sharing the
+	// state directory (a second daemon on standby runs its own outbox) take turns. Without it
+	// one process could write a document rendered before a change after another process wrote
+	// it rendered after, and both record their keys as applied: the file would stay stale.
+	LockFile string
 	// Configure, when set, applies index settings; it runs before the first index write and
 	// again after a failure, so a search backend that was down at start is set up on return.
 	Configure func(ctx context.Context) error
@@ -178,6 +185,11 @@ func (a *Applier) Drain(ctx context.Context) (Result, error) {
 	a.drainMu.Lock()
 	defer a.drainMu.Unlock()
 	var res Result
+	unlock, err := lockFile(a.cfg.LockFile)
+	if err != nil {
+		return res, fmt.Errorf("outbox: lock %s: %w", a.cfg.LockFile, err)
+	}
+	defer unlock()
 	var after int64
 	indexOK := true
 	if err := a.configure(ctx); err != nil {
@@ -439,4 +451,27 @@ func (a *Applier) configure(ctx context.Context) error {
 	}
 	a.configured = true
 	return nil
+}
+
+// lockFile takes an exclusive flock on path, waiting for another process to give it back;
+// "" locks nothing. The lock goes with the process if it dies.
+func lockFile(path string) (unlock func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { f.Close() }, nil
 }

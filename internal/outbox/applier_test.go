@@ -14,6 +14,7 @@ import (
 	"github.com/homeindex/homeindex/internal/outbox"
 	"github.com/homeindex/homeindex/internal/search"
 	"github.com/homeindex/homeindex/internal/testutil/wait"
+	"golang.org/x/sys/unix"
 )
 
 const (
@@ -487,5 +488,44 @@ func TestOfflineDocumentsStaySearchable(t *testing.T) {
 	setPresent(true)
 	if got := offline(); len(got) != 0 {
 		t.Fatalf("offline hits %v after the drive returned", got)
+	}
+}
+
+// A drain waits while another process holds the outbox lock file (two daemons sharing one
+// state directory take turns), and then applies everything.
+func TestDrainWaitsForTheLockFile(t *testing.T) {
+	t.Parallel()
+	lock := filepath.Join(t.TempDir(), "outbox.lock")
+	b := setupWith(t, outbox.Config{LockFile: lock})
+	b.addDoc(idA, "docs/a.txt")
+	// The other process: its own open file description, so flock excludes this one.
+	other, err := os.OpenFile(lock, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Flock(int(other.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan outbox.Result, 1)
+	go func() {
+		res, _ := b.a.Drain(b.ctx)
+		done <- res
+	}()
+	select {
+	case res := <-done:
+		t.Fatalf("drain finished (%+v) while another process held the lock", res)
+	case <-time.After(300 * time.Millisecond): // a negative check: it must still be waiting
+	}
+	other.Close() // releases the lock
+	select {
+	case res := <-done:
+		if res.Applied != 2 {
+			t.Fatalf("applied %d keys after the lock was released, want 2", res.Applied)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("drain still waiting after the lock was released")
+	}
+	if got, want := b.documentJSON(idA), b.rendered(idA); got != want {
+		t.Fatalf("document.json:\n got %s\nwant %s", got, want)
 	}
 }
