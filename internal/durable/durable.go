@@ -4,9 +4,16 @@ package durable
 
 import (
 	"errors"
+	"io/fs"
+	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // SyncDir fsyncs a directory so that a rename or a new entry in it survives a crash. File
@@ -27,33 +34,92 @@ func SyncDir(dir string) error {
 }
 
 // ReplaceFile writes data to a new temp file in tmpDir (named by os.CreateTemp's pattern),
-// sets perm, fsyncs it when sync is set, and renames it over dst, so a reader sees the old
+// with perm, fsyncs it when sync is set, and renames it over dst, so a reader sees the old
 // content or the new, never a part. The temp file is removed on any failure. The caller syncs
 // dst's directory (SyncDir) when the rename itself must survive a crash. A pattern built from a
 // long name is shortened (TempPattern), so a 255-byte dst still gets a temp name that fits.
+//
+// Raw system calls: documents are replaced on every module hop, and os.CreateTemp adds an fstat
+// (to decide whether the file is pollable) and a chmod to perm that are rarely needed: the file
+// is created with perm, and chmod-ed only when the process umask narrows it.
 func ReplaceFile(tmpDir, pattern, dst string, data []byte, perm os.FileMode, sync bool) error {
-	f, err := os.CreateTemp(tmpDir, TempPattern(pattern))
+	tmp, fd, err := createTemp(tmpDir, TempPattern(pattern), perm)
 	if err != nil {
 		return err
 	}
-	tmp := f.Name()
-	if _, err = f.Write(data); err == nil {
-		err = f.Chmod(perm)
+	err = writeAll(fd, data)
+	if err == nil && umask()&perm != 0 {
+		err = unix.Fchmod(fd, uint32(perm))
 	}
 	if err == nil && sync {
-		err = f.Sync()
+		err = unix.Fsync(fd)
 	}
-	if cerr := f.Close(); err == nil {
+	if cerr := unix.Close(fd); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, dst)
+		err = unix.Rename(tmp, dst)
 	}
 	if err != nil {
-		_ = os.Remove(tmp)
+		_ = unix.Unlink(tmp)
+		return &fs.PathError{Op: "replace", Path: dst, Err: err}
 	}
-	return err
+	return nil
 }
+
+// createTemp creates a new file in dir named by pattern as os.CreateTemp names it (a random
+// number in place of the last "*"), opened for writing with perm, never following a symlink.
+func createTemp(dir, pattern string, perm os.FileMode) (name string, fd int, err error) {
+	prefix, suffix := pattern, ""
+	if i := strings.LastIndexByte(pattern, '*'); i >= 0 {
+		prefix, suffix = pattern[:i], pattern[i+1:]
+	}
+	const flags = unix.O_WRONLY | unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	for range 10000 {
+		name = filepath.Join(dir, prefix+strconv.FormatUint(uint64(rand.Uint32()), 10)+suffix)
+		fd, err = unix.Open(name, flags, uint32(perm))
+		if err != unix.EEXIST {
+			break
+		}
+	}
+	if err != nil {
+		return "", -1, &fs.PathError{Op: "createtemp", Path: filepath.Join(dir, pattern), Err: err}
+	}
+	return name, fd, nil
+}
+
+// writeAll writes data to fd, retrying short writes and interrupted calls.
+func writeAll(fd int, data []byte) error {
+	for len(data) > 0 {
+		n, err := unix.Write(fd, data)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		data = data[n:]
+	}
+	return nil
+}
+
+// umask is the process umask, read once from /proc/self/status (it cannot be read without
+// setting it, which would race with goroutines creating files); when it cannot be read, every
+// permission bit counts as narrowed, so created files are always chmod-ed.
+var umask = sync.OnceValue(func() os.FileMode {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0o777
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "Umask:"); ok {
+			if m, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32); err == nil {
+				return os.FileMode(m)
+			}
+		}
+	}
+	return 0o777
+})
 
 // NameMax is the longest file name (one path element, in bytes) Linux file systems take.
 const NameMax = 255

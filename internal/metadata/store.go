@@ -5,14 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
-
-	"golang.org/x/sys/unix"
 )
 
 // Names inside the metadata root.
@@ -94,101 +89,12 @@ func (s *Store) WriteIndentedDocument(id string, data []byte) (written bool, err
 	if err != nil {
 		return false, fmt.Errorf("write document %s: %w", id, err)
 	}
-	written, err = s.writeDocumentFile(dir, data, created)
+	written, err = s.writeAtomicIn(dir, documentName, data, created)
 	if err != nil {
 		return false, fmt.Errorf("write document %s: %w", id, err)
 	}
 	return written, nil
 }
-
-// writeDocumentFile writes dir/document.json through a temp file in the store's .tmp
-// directory: write, fsync unless deferred, rename, fsync dir unless deferred. It returns false
-// without writing when the file already holds data; newDir says dir was just created, so there
-// is nothing to compare. Raw system calls: a document is written on every module hop, and
-// os.CreateTemp adds an fstat (to decide whether the file is pollable) and writeAtomic a chmod
-// that this write does not need. (A temp file beside document.json, renamed within its
-// directory, was tried: on ext4 it made a module hop's daemon CPU about 20% higher than this,
-// each create then dirtying the inode table of another block group.)
-func (s *Store) writeDocumentFile(dir string, data []byte, newDir bool) (bool, error) {
-	dst := filepath.Join(dir, documentName)
-	if !newDir && sameContent(dst, data) {
-		return false, nil
-	}
-	tmp, err := s.tempName(documentName)
-	if err != nil {
-		return false, err
-	}
-	fd, err := createExclusive(tmp)
-	if err != nil {
-		return false, &fs.PathError{Op: "create", Path: tmp, Err: err}
-	}
-	err = writeAll(fd, data)
-	if err == nil && umaskNarrows() {
-		// Modules in other containers, under other uids, read what we write.
-		err = unix.Fchmod(fd, filePerm)
-	}
-	if err == nil && !s.deferSync {
-		err = unix.Fsync(fd)
-	}
-	if cerr := unix.Close(fd); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = unix.Rename(tmp, dst)
-	}
-	if err != nil {
-		_ = unix.Unlink(tmp)
-		return false, &fs.PathError{Op: "write", Path: dst, Err: err}
-	}
-	return true, s.syncDir(dir)
-}
-
-// createExclusive creates path for writing with filePerm, replacing a file a crash left there
-// (whose mode could be anything), and never following a symlink.
-func createExclusive(path string) (int, error) {
-	const flags = unix.O_WRONLY | unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW | unix.O_CLOEXEC
-	fd, err := unix.Open(path, flags, filePerm)
-	if err == unix.EEXIST {
-		if err := unix.Unlink(path); err != nil {
-			return -1, err
-		}
-		fd, err = unix.Open(path, flags, filePerm)
-	}
-	return fd, err
-}
-
-// writeAll writes data to fd, retrying short writes and interrupted calls.
-func writeAll(fd int, data []byte) error {
-	for len(data) > 0 {
-		n, err := unix.Write(fd, data)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		data = data[n:]
-	}
-	return nil
-}
-
-// umaskNarrows reports whether the process umask takes permissions away from filePerm, so
-// created files need a chmod. Read once from /proc/self/status (the umask cannot be read
-// without setting it, which would race with other goroutines creating files); when it cannot
-// be read, assume it does.
-var umaskNarrows = sync.OnceValue(func() bool {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return true
-	}
-	for line := range strings.Lines(string(b)) {
-		if v, ok := strings.CutPrefix(line, "Umask:"); ok {
-			m, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32)
-			return err != nil || filePerm&^fs.FileMode(m) != filePerm
-		}
-	}
-	return true
-})
 
 // indentObject returns doc re-indented with 4 spaces and a final newline. Compacting first
 // makes the output independent of the input's formatting.

@@ -1,7 +1,6 @@
 package metadata
 
 import (
-	"bytes"
 	"errors"
 	"io/fs"
 	"os"
@@ -9,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 func TestOpenCreatesLayout(t *testing.T) {
@@ -218,36 +215,5 @@ func TestDeferSyncWritesAndFlushes(t *testing.T) {
 	}
 	if id, ok, err := s.LinkTarget("a/b.txt"); err != nil || !ok || id != "abc" {
 		t.Fatalf("link %q %v %v", id, ok, err)
-	}
-}
-
-// A temp file a crash left at the name a new one gets is replaced, whatever its mode: the
-// document is created with 0644 (less what the umask takes), not written into the leftover.
-func TestCreateExclusiveReplacesLeftover(t *testing.T) {
-	t.Parallel()
-	p := filepath.Join(t.TempDir(), "document.json.leftover")
-	if err := os.WriteFile(p, bytes.Repeat([]byte("torn "), 1000), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	fd, err := createExclusive(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := writeAll(fd, []byte("new")); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Close(fd); err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile(p)
-	if err != nil || string(got) != "new" {
-		t.Fatalf("content %q (%v), want %q", got, err, "new")
-	}
-	fi, err := os.Stat(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if perm := fi.Mode().Perm(); perm != 0o644 && !umaskNarrows() {
-		t.Errorf("mode %v, want 0644", perm)
 	}
 }

@@ -87,6 +87,7 @@ type Applier struct {
 	configured bool
 
 	drainMu sync.Mutex // one drain at a time
+	lock    *os.File   // cfg.LockFile, opened by the first drain; guarded by drainMu
 	mu      sync.Mutex
 	last    Result
 }
@@ -185,7 +186,7 @@ func (a *Applier) Drain(ctx context.Context) (Result, error) {
 	a.drainMu.Lock()
 	defer a.drainMu.Unlock()
 	var res Result
-	unlock, err := lockFile(a.cfg.LockFile)
+	unlock, err := a.lockProcesses()
 	if err != nil {
 		return res, fmt.Errorf("outbox: lock %s: %w", a.cfg.LockFile, err)
 	}
@@ -453,25 +454,21 @@ func (a *Applier) configure(ctx context.Context) error {
 	return nil
 }
 
-// lockFile takes an exclusive flock on path, waiting for another process to give it back;
-// "" locks nothing. The lock goes with the process if it dies.
-func lockFile(path string) (unlock func(), err error) {
-	if path == "" {
+// lockProcesses takes an exclusive flock on cfg.LockFile (opened once, kept open), waiting for
+// another process to give it back; without a LockFile it locks nothing. The lock goes with the
+// process if it dies. Called with drainMu held.
+func (a *Applier) lockProcesses() (unlock func(), err error) {
+	if a.cfg.LockFile == "" {
 		return func() {}, nil
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	for {
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
-		if err != unix.EINTR {
-			break
+	if a.lock == nil {
+		if a.lock, err = os.OpenFile(a.cfg.LockFile, os.O_RDWR|os.O_CREATE, 0o644); err != nil {
+			return nil, err
 		}
 	}
-	if err != nil {
-		f.Close()
+	fd := int(a.lock.Fd())
+	if err := unix.Flock(fd, unix.LOCK_EX); err != nil {
 		return nil, err
 	}
-	return func() { f.Close() }, nil
+	return func() { _ = unix.Flock(fd, unix.LOCK_UN) }, nil
 }

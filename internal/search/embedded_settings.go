@@ -156,6 +156,11 @@ func (c *embeddedCollection) applySettings(ctx context.Context, tx *sql.Tx, s Se
 	if err != nil {
 		return err
 	}
+	return createIndexes(ctx, tx, want, have)
+}
+
+// createIndexes creates the indexes of want (name → DDL) not in have.
+func createIndexes(ctx context.Context, tx *sql.Tx, want map[string]string, have map[string]bool) error {
 	for name, ddl := range want {
 		if have[name] {
 			continue
@@ -279,14 +284,7 @@ func (c *embeddedCollection) matchIndexes(ctx context.Context, s Settings) error
 	if err := c.dropIndexes(ctx, tx, want); err != nil {
 		return sqlErr("configure "+c.name, err)
 	}
-	for n, ddl := range want {
-		if !have[n] {
-			if _, err := tx.ExecContext(ctx, ddl); err != nil {
-				return sqlErr("configure "+c.name, err)
-			}
-		}
-	}
-	if _, err := bumpGen(ctx, tx); err != nil {
+	if err := createIndexes(ctx, tx, want, have); err != nil {
 		return sqlErr("configure "+c.name, err)
 	}
 	if err := tx.Commit(); err != nil {
