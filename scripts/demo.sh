@@ -117,9 +117,9 @@ thumbocr_start() {
 }
 thumbocr_show() {
 	local receipt photo
-	receipt=$(grep -l quokka "$work"/metadata/by-id/*/ocr/content.json | head -1)
+	receipt=$(grep -l quokka "$work"/metadata/by-id/*/ocr/content.json | sed -n 1p)
 	receipt=${receipt%/ocr/content.json}
-	photo=$(dirname "$(find "$work/metadata/by-id" -path '*/thumbnail/preview.jpg' | head -1)")
+	photo=$(dirname "$(find "$work/metadata/by-id" -path '*/thumbnail/preview.jpg' | sed -n 1p)")
 	echo "== thumbnails: $(find "$work/metadata/by-id" -name small.jpg | wc -l) small.jpg and" \
 		"$(find "$work/metadata/by-id" -name preview.jpg | wc -l) preview.jpg in by-id/<id>/thumbnail/"
 	ls -l "$photo"

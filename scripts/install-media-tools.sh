@@ -16,7 +16,7 @@ if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-ffprobe -version | head -1
+ffprobe -version | sed -n 1p
 exiftool -ver
 /usr/bin/python3 -c 'import mutagen; print("mutagen", mutagen.version_string)'
 command -v heif-enc

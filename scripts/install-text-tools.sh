@@ -14,4 +14,4 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq python3 python3-docx python3-openpyxl python3-odf poppler-utils qpdf >/dev/null
 "$py" -c 'import docx, openpyxl, odf; print("python3-docx, python3-openpyxl, python3-odf: ok")'
-pdftotext -v 2>&1 | head -n 1
+pdftotext -v 2>&1 | sed -n 1p

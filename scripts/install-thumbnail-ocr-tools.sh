@@ -22,4 +22,4 @@ if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-tesseract --version 2>&1 | head -1
+tesseract --version 2>&1 | sed -n 1p
