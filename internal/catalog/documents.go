@@ -94,8 +94,13 @@ func (t *Tx) DeleteDocument(ctx context.Context, id string) error {
 
 // CountDocuments returns live and retired document counts.
 func (c *Catalog) CountDocuments(ctx context.Context) (live, retired int64, err error) {
-	err = c.r.QueryRowContext(ctx, `SELECT coalesce(sum(retired = 0), 0), coalesce(sum(retired = 1), 0) FROM documents`).Scan(&live, &retired)
-	return live, retired, err
+	// Two counts over indexes (the primary key's and documents_retired) instead of one pass
+	// over every row with its fields: 1M documents count in tens of milliseconds, not most of
+	// a second. One statement, so both counts see the same snapshot.
+	var all int64
+	err = c.r.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM documents),
+		(SELECT count(*) FROM documents INDEXED BY documents_retired WHERE retired = 1)`).Scan(&all, &retired)
+	return all - retired, retired, err
 }
 
 // DocumentIDs calls fn with every document id and whether it is retired.

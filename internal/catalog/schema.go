@@ -27,6 +27,8 @@ CREATE TABLE IF NOT EXISTS documents (
 CREATE INDEX IF NOT EXISTS documents_next ON documents(next) WHERE next != '';
 CREATE INDEX IF NOT EXISTS documents_dispatch ON documents(next, dispatch_tier, dispatch_path)
 	WHERE next != '' AND retired = 0 AND dispatch_tier IS NOT NULL;
+-- Retired documents are few: status counts them here rather than by reading every row.
+CREATE INDEX IF NOT EXISTS documents_retired ON documents(id) WHERE retired = 1;
 -- One row per path (relative to INDEX_DIRECTORY). dev/ino/size/mtime_ns are the hash-cache key:
 -- unchanged means the file is never read again. ino = 0 marks a row imported from a legacy
 -- metadata directory (no stat known yet).

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/homeindex/homeindex/internal/catalog"
 	"github.com/homeindex/homeindex/internal/drives"
 	"github.com/homeindex/homeindex/internal/filesync"
@@ -167,36 +169,74 @@ type IndexStatus struct {
 
 // Counting documents and paths is the one O(collection) read of a status. Only a sync (or the
 // legacy import before it) changes those totals, so they are counted again only when a sync
-// ran since, while one runs, or after totalsMaxTTL: a scrape every few seconds on an idle
-// 100k-document catalog does not repeat the count.
-const totalsMaxTTL = 30 * time.Second
+// ran since, every totalsRunningTTL while one runs, or after totalsMaxTTL: a scrape every few
+// seconds on an idle catalog does not repeat the count. The first status and the first after
+// a sync ended count while the caller waits (so they are exact); the others get the last
+// totals at once while one background count refreshes them, so a page polled during a sync
+// of a million files never waits for a count.
+const (
+	totalsMaxTTL     = 30 * time.Second
+	totalsRunningTTL = 2 * time.Second
+)
 
 // totalsCache keeps the last document and path totals.
 type totalsCache struct {
-	mu    sync.Mutex
-	at    time.Time
-	syncs int64 // syncs finished when the totals were counted
-	val   DocumentCounts
+	mu       sync.Mutex
+	at       time.Time // when val was counted; zero: never
+	syncs    int64     // syncs finished when val was counted
+	val      DocumentCounts
+	counting bool // a background count is running
+	// counted, when set, is called after each background count (tests wait on it).
+	counted func()
 }
 
-func (c *totalsCache) get(ctx context.Context, a Files, cat *catalog.Catalog, now time.Time) (DocumentCounts, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (c *totalsCache) get(ctx context.Context, a Files, cat *catalog.Catalog, now time.Time, log zerolog.Logger) (DocumentCounts, error) {
 	// Read the sync count before counting: a sync ending meanwhile makes the next call count again.
 	_, syncs, _ := a.LastSync(ctx)
-	if !c.at.IsZero() && syncs == c.syncs && !a.SyncProgress().Running && now.Sub(c.at) < totalsMaxTTL {
-		return c.val, nil
+	running := a.SyncProgress().Running
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.at.IsZero() || (syncs != c.syncs && !running) {
+		d, err := countTotals(ctx, cat)
+		if err == nil {
+			c.val, c.at, c.syncs = d, now, syncs
+		}
+		return d, err
 	}
-	var d DocumentCounts
-	var err error
+	age := now.Sub(c.at)
+	if (age >= totalsMaxTTL || (running && age >= totalsRunningTTL)) && !c.counting {
+		c.counting = true
+		go c.refresh(context.WithoutCancel(ctx), cat, syncs, now, log)
+	}
+	return c.val, nil
+}
+
+// refresh counts in the background and stores the totals; on failure the old ones stay and
+// the next status tries again.
+func (c *totalsCache) refresh(ctx context.Context, cat *catalog.Catalog, syncs int64, now time.Time, log zerolog.Logger) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	d, err := countTotals(ctx, cat)
+	c.mu.Lock()
+	c.counting = false
+	if err != nil {
+		log.Warn().Err(err).Msg("status: counting documents failed; the last totals stay")
+	} else {
+		c.val, c.at, c.syncs = d, now, syncs
+	}
+	done := c.counted
+	c.mu.Unlock()
+	if done != nil {
+		done()
+	}
+}
+
+func countTotals(ctx context.Context, cat *catalog.Catalog) (d DocumentCounts, err error) {
 	if d.Live, d.Retired, err = cat.CountDocuments(ctx); err != nil {
 		return d, err
 	}
-	if d.Files, err = cat.CountFiles(ctx); err != nil {
-		return d, err
-	}
-	c.val, c.at, c.syncs = d, now, syncs
-	return d, nil
+	d.Files, err = cat.CountFiles(ctx)
+	return d, err
 }
 
 // latestShown is how many latest failures and quarantine entries status shows.
@@ -215,7 +255,7 @@ func (s *Service) Status(ctx context.Context) (*Status, error) {
 	}
 	cat := s.cfg.Catalog
 	var err error
-	if st.Documents, err = s.totals.get(ctx, s.cfg.Files, s.cfg.Catalog, now); err != nil {
+	if st.Documents, err = s.totals.get(ctx, s.cfg.Files, s.cfg.Catalog, now, s.log); err != nil {
 		return nil, err
 	}
 	if err := s.moduleStatus(ctx, st, now); err != nil {
