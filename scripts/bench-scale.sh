@@ -3,13 +3,21 @@
 # 0.5-2 KiB, each with its references in the same run (scripts/bench-sync.sh: the floor for the
 # initial sync, WalkDir + Lstat for the unchanged re-sync), then search and status p95 over
 # HTTP and the catalog and index sizes at 1M. The initial sync's cost per file at 1M is
-# compared with its cost at 100k. Needs about 15 GB free where TMPDIR points.
+# compared with its cost at 100k. Needs about 15 GB and 4.5M inodes free where TMPDIR points.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 big=${BENCH_SCALE_FILES:-1000000}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 df -h "${TMPDIR:-/tmp}"
+# Each file costs about four inodes (the file, its by-id directory and document.json, its
+# by-path link): a tmpfs mounted with the default nr_inodes runs out before a million.
+need=$((4 * big + 500000))
+read -r total free < <(df --output=itotal,iavail "${TMPDIR:-/tmp}" | tail -1)
+if [ "$total" -gt 0 ] && [ "$free" -lt "$need" ]; then # 0: no inode limit (btrfs)
+  echo "bench-scale: $free free inodes where TMPDIR points, $need needed (for tmpfs: mount -o remount,nr_inodes=12000000 /dev/shm)" >&2
+  exit 1
+fi
 go build -o "$work/homeindexd" ./cmd/homeindexd
 ./scripts/bench-sync.sh "$work/homeindexd" 100000 512 2048 | tee "$work/small.txt"
 BENCH_SYNC_QUERIES=1 ./scripts/bench-sync.sh "$work/homeindexd" "$big" 512 2048 | tee "$work/big.txt"

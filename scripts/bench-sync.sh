@@ -7,7 +7,8 @@
 # Prints wall time, user CPU and peak RSS (/usr/bin/time) of each, the ratio, and whether the sync
 # re-indexed what it had just indexed (the "search index disagreed" warning).
 # With BENCH_SYNC_QUERIES=1 it then starts `homeindexd run` (with its own redis-server) and
-# times 50 searches with snippets and 50 status requests over HTTP (p50 and p95).
+# times 50 searches with snippets and 50 status requests over HTTP (p50 and p95), once the
+# daemon's startup sync has ended.
 # Usage: scripts/bench-sync.sh [BINARY] [N] [MIN_BYTES MAX_BYTES]  (default 1024 4096)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -79,6 +80,10 @@ redis=$!
 REDIS_HOST=127.0.0.1:$rport HTTP_ADDR=127.0.0.1:$hport LOGGING_LEVEL=warn "$bin" run >"$work/run.log" 2>&1 &
 daemon=$!
 for _ in $(seq 600); do curl -fs "http://127.0.0.1:$hport/readyz" >/dev/null && break; sleep 0.5; done
+# Measure the settled daemon: its startup sync over the whole tree has ended.
+settled() { curl -fs "http://127.0.0.1:$hport/api/status" | python3 -c 'import json, sys; s = json.load(sys.stdin)["sync"]; sys.exit(0 if s["count"] >= 1 and not s["running"] else 1)'; }
+for _ in $(seq 1200); do settled && break; sleep 0.5; done
+settled || { echo "the daemon's startup sync did not end within 10 minutes"; exit 1; }
 p95() { sort -n | awk '{ v[NR] = $1 } END { printf "p50 %.1f ms, p95 %.1f ms (%d requests)\n", 1000 * v[int(NR * 0.5 + 0.5)], 1000 * v[int(NR * 0.95 + 0.5)], NR }'; }
 words=(file abc xyz qrs lmn hij def tuv opq ghi)
 for i in $(seq 50); do
