@@ -232,11 +232,15 @@ func (a *App) ImportLegacy(ctx context.Context) error {
 // SyncOnce runs one sync and logs its summary line, then wakes the outbox.
 func (a *App) SyncOnce(ctx context.Context, reason string) (filesync.Stats, error) {
 	a.Log.Info().Str("reason", reason).Msg("start file sync")
+	endLoad := a.beginFirstLoad(ctx)
 	stop := a.logProgress(ProgressEvery)
 	st, err := a.Syncer.Sync(ctx)
 	stop()
 	a.recordSync(ctx, reason, st, err)
 	a.Outbox.Wake()
+	if endLoad != nil {
+		endLoad()
+	}
 	ev := a.Log.Info()
 	if err != nil {
 		ev = a.Log.Error().Err(err)
@@ -247,6 +251,31 @@ func (a *App) SyncOnce(ctx context.Context, reason string) (filesync.Stats, erro
 		Int("returned_documents", st.ReturnedDocs).Int("held", st.Held).Int("held_removals", st.HeldRemovals).
 		Int("errors", st.Errors).Int("unsettled", st.Unsettled).Msg("completed file sync")
 	return st, err
+}
+
+// beginFirstLoad readies the search index for the first sync of a tree (the catalog holds no
+// path yet: every file is new) with search.BeginLoad, and returns what ends it: a drain of
+// the outbox, so every document of the sync is indexed, then the index's end of load. It
+// returns nil for any other sync.
+func (a *App) beginFirstLoad(ctx context.Context) (end func()) {
+	if n, err := a.Catalog.CountFiles(ctx); err != nil || n > 0 {
+		return nil // an error here is the sync's to report
+	}
+	endLoad, err := search.BeginLoad(ctx, a.Index)
+	if err != nil {
+		a.Log.Warn().Err(err).Msg("search index not readied for the first sync; documents are indexed one by one")
+		return nil
+	}
+	return func() {
+		if _, err := a.Outbox.Drain(ctx); err != nil && ctx.Err() == nil {
+			a.Log.Warn().Err(err).Msg("outbox drain after the first sync failed; it is retried")
+		}
+		if err := endLoad(ctx); err != nil {
+			a.Log.Warn().Err(err).Msg("search index: building its indexes after the first sync failed; the next start builds them")
+			return
+		}
+		a.Log.Info().Msg("search index: indexes built after the first sync")
+	}
 }
 
 // Verify compares the catalog with the metadata directory and the search index

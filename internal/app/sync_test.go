@@ -2,6 +2,8 @@ package app
 
 import (
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,6 +37,31 @@ func TestAddCreatesDocumentLinkAndIndexEntry(t *testing.T) {
 	}
 	if got := e.search("hello", ""); !reflect.DeepEqual(got, []string{id}) {
 		t.Fatalf("word search: %v", got)
+	}
+}
+
+// The first sync of a tree loads the search index with its expression indexes dropped and
+// builds them once its documents are written (search.BeginLoad); later syncs leave them be.
+// Search by a filter and a sort answers the same either way.
+func TestFirstSyncBuildsTheIndexesOnceItsDocumentsAreIn(t *testing.T) {
+	e := newTestEnv(t)
+	big := e.write("a/big.txt", strings.Repeat("x", 5000))
+	small := e.write("a/small.txt", "tiny")
+	e.sync()
+	const built = "indexes built after the first sync"
+	if n := strings.Count(e.logBuf.String(), built); n != 1 {
+		t.Fatalf("first sync: %q logged %d times, want once; log:\n%s", built, n, e.logBuf.String())
+	}
+	if got := e.search("", "size > 100"); !reflect.DeepEqual(got, []string{big}) {
+		t.Fatalf("size > 100 after the first sync: %v, want [%s]", got, big)
+	}
+	e.write("a/more.txt", "more")
+	e.sync()
+	if n := strings.Count(e.logBuf.String(), built); n != 1 {
+		t.Fatalf("second sync: %q logged %d times in all, want once", built, n)
+	}
+	if got := e.search("", "size < 100"); len(got) != 2 || !slices.Contains(got, small) {
+		t.Fatalf("size < 100 after the second sync: %v, want small.txt's and more.txt's documents", got)
 	}
 }
 

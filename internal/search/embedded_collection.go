@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode"
 )
 
@@ -27,6 +28,10 @@ type embeddedCollection struct {
 	// Documents written since the planner statistics were refreshed, and the collection
 	// size then; guarded by ix.writeMu.
 	written, analyzedRows int64
+
+	// loading: a first load runs (BeginLoad), the expression indexes are dropped until it
+	// ends. Changed under ix.writeMu; searches read it.
+	loading atomic.Bool
 }
 
 var _ Collection = (*embeddedCollection)(nil)
@@ -111,6 +116,11 @@ func (c *embeddedCollection) maybeAnalyze(ctx context.Context, n int) {
 	if c.written < max(c.analyzedRows, analyzeMinWrites) {
 		return
 	}
+	c.analyze(ctx)
+}
+
+// analyze refreshes the planner statistics now; called with ix.writeMu held.
+func (c *embeddedCollection) analyze(ctx context.Context) {
 	if _, err := c.ix.writer.ExecContext(ctx, "ANALYZE "+c.name+"_docs"); err != nil {
 		return
 	}

@@ -304,6 +304,9 @@ var tableSorts = []string{FieldDate, "size", FieldSortName}
 
 // sortIndexed reports whether attr, a sortable attribute, has a sort index.
 func (c *embeddedCollection) sortIndexed(attr string) bool {
+	if c.loading.Load() {
+		return false
+	}
 	return c.name != filesCollection || slices.Contains(tableSorts, attr)
 }
 
@@ -322,6 +325,9 @@ func (c *embeddedCollection) sortIndexed(attr string) bool {
 // had were two thirds of a first sync's index CPU; 20 remain.
 func (c *embeddedCollection) indexDefs(s Settings) map[string]string {
 	defs := map[string]string{}
+	if c.loading.Load() {
+		return defs // built when the load ends (BeginLoad)
+	}
 	table := c.name + "_docs"
 	// Each attribute's indexes read its own column (an attribute owns its own path).
 	col := func(kind, attr string) string {
