@@ -8,7 +8,7 @@
 # re-indexed what it had just indexed (the "search index disagreed" warning).
 # With BENCH_SYNC_QUERIES=1 it then starts `homeindexd run` (with its own redis-server) and
 # times 50 searches with snippets and 50 status requests over HTTP (p50 and p95), once the
-# daemon's startup sync has ended.
+# daemon's startup sync has ended, then its resident memory (VmRSS, VmHWM).
 # Usage: scripts/bench-sync.sh [BINARY] [N] [MIN_BYTES MAX_BYTES]  (default 1024 4096)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -92,3 +92,5 @@ done | p95 | sed 's/^/  search with snippets: /'
 for i in $(seq 50); do
   curl -fso /dev/null -w '%{time_total}\n' "http://127.0.0.1:$hport/api/status"
 done | p95 | sed 's/^/  status: /'
+# The daemon's memory once settled and searched (its in-memory file table holds every file).
+awk '/^VmRSS|^VmHWM/ { printf "  daemon %s %d MB\n", $1, $2 / 1024 }' "/proc/$daemon/status"
