@@ -109,17 +109,7 @@ func TestEmbeddedFilesDropsIndexesTheTableReplaces(t *testing.T) {
 	if err := ix.Files().Configure(ctx, settings); err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	rows, err := ix.(*embeddedIndex).writer.Query(`SELECT name FROM sqlite_schema WHERE type = 'index' AND name LIKE 'files_x_%' ORDER BY name`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var n string
-		_ = rows.Scan(&n)
-		names = append(names, n)
-	}
-	rows.Close()
+	names, _ := filesIndexes(t, ix)
 	c = ix.(*embeddedIndex).files
 	want := []string{c.indexName("a", "size"), c.indexName("d", "size"), c.indexName("m", "size"), c.indexName("v", "size")}
 	if !slices.Equal(names, want) {
