@@ -255,8 +255,9 @@ func (a *App) SyncOnce(ctx context.Context, reason string) (filesync.Stats, erro
 
 // beginFirstLoad readies the search index for the first sync of a tree (the catalog holds no
 // path yet: every file is new) with search.BeginLoad, and returns what ends it: a drain of
-// the outbox, so every document of the sync is indexed, then the index's end of load. It
-// returns nil for any other sync.
+// the outbox up to the sync's last change, so every document of the sync is indexed (the
+// changes modules keep making meanwhile are left to the outbox's own runs), then the index's
+// end of load. It returns nil for any other sync.
 func (a *App) beginFirstLoad(ctx context.Context) (end func()) {
 	if n, err := a.Catalog.CountFiles(ctx); err != nil || n > 0 {
 		return nil // an error here is the sync's to report
@@ -267,7 +268,11 @@ func (a *App) beginFirstLoad(ctx context.Context) (end func()) {
 		return nil
 	}
 	return func() {
-		if _, err := a.Outbox.Drain(ctx); err != nil && ctx.Err() == nil {
+		upTo, err := a.Catalog.OutboxLastSeq(ctx)
+		if err == nil {
+			_, err = a.Outbox.DrainTo(ctx, max(upTo, 1))
+		}
+		if err != nil && ctx.Err() == nil {
 			a.Log.Warn().Err(err).Msg("outbox drain after the first sync failed; it is retried")
 		}
 		if err := endLoad(ctx); err != nil {

@@ -89,6 +89,14 @@ func (c *Catalog) PendingOutbox(ctx context.Context, after int64, limit int) ([]
 	return out, rows.Err()
 }
 
+// OutboxLastSeq returns the sequence number of the latest change recorded in the outbox
+// (0 when none is pending): draining up to it applies every change made so far.
+func (c *Catalog) OutboxLastSeq(ctx context.Context) (int64, error) {
+	var seq int64
+	err := c.r.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM outbox`).Scan(&seq)
+	return seq, err
+}
+
 // OutboxLen returns how many keys are pending, and how many of them still wait for the index.
 func (c *Catalog) OutboxLen(ctx context.Context) (total, index int64, err error) {
 	err = c.r.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(index_done = 0), 0) FROM outbox`).Scan(&total, &index)
