@@ -51,9 +51,6 @@ func (c *Catalog) Merge(ctx context.Context, in MergeInput) (MergeOutcome, error
 func (c *Catalog) MergeBatch(ctx context.Context, ins []MergeInput) ([]MergeOutcome, error) {
 	outs := make([]MergeOutcome, len(ins))
 	err := c.Update(ctx, func(t *Tx) error {
-		if len(ins) > 1 && distinctDocs(ins) {
-			return t.mergeSet(ctx, ins, outs)
-		}
 		for i, in := range ins {
 			out, err := t.merge(ctx, in)
 			if err != nil {
