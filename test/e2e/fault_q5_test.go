@@ -91,10 +91,14 @@ func TestFaultQ5MalformedResultsQuarantined(t *testing.T) {
 			t.Errorf("%s: quarantined %d times, want once", c.name, found)
 		}
 	}
-	logged := qsLogged(s.Daemon, "result quarantined")
-	if len(logged) != len(cases) {
-		t.Errorf("%d \"result quarantined\" log lines, want %d", len(logged), len(cases))
-	}
+	// The daemon logs a quarantine just after Redis has it: wait for the last line.
+	var logged []map[string]any
+	waitUntil(t, 10*time.Second, "a log line per quarantined result", func() error {
+		if logged = qsLogged(s.Daemon, "result quarantined"); len(logged) != len(cases) {
+			return fmt.Errorf("%d \"result quarantined\" log lines, want %d", len(logged), len(cases))
+		}
+		return nil
+	})
 	for _, l := range logged {
 		if r, _ := l["reason"].(string); r == "" {
 			t.Errorf("log line without a reason: %v", l)
