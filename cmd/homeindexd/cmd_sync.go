@@ -46,6 +46,7 @@ func cmdSync(ctx context.Context, e env, args []string) error {
 		}
 	}
 	var st filesync.Stats
+	endLoad := a.BeginFirstLoad(ctx)
 	applied, err := a.Outbox.DrainWhile(ctx, func() error { // the outbox applies each batch as it is recorded
 		var err error
 		st, err = a.SyncOnce(ctx, "command")
@@ -61,6 +62,7 @@ func cmdSync(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	endLoad()
 	res.Applied += applied
 	if *asJSON {
 		return json.NewEncoder(e.stdout).Encode(map[string]any{"sync": st, "outbox": map[string]any{

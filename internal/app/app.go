@@ -232,15 +232,11 @@ func (a *App) ImportLegacy(ctx context.Context) error {
 // SyncOnce runs one sync and logs its summary line, then wakes the outbox.
 func (a *App) SyncOnce(ctx context.Context, reason string) (filesync.Stats, error) {
 	a.Log.Info().Str("reason", reason).Msg("start file sync")
-	endLoad := a.beginFirstLoad(ctx)
 	stop := a.logProgress(ProgressEvery)
 	st, err := a.Syncer.Sync(ctx)
 	stop()
 	a.recordSync(ctx, reason, st, err)
 	a.Outbox.Wake()
-	if endLoad != nil {
-		endLoad()
-	}
 	ev := a.Log.Info()
 	if err != nil {
 		ev = a.Log.Error().Err(err)
@@ -253,28 +249,21 @@ func (a *App) SyncOnce(ctx context.Context, reason string) (filesync.Stats, erro
 	return st, err
 }
 
-// beginFirstLoad readies the search index for the first sync of a tree (the catalog holds no
-// path yet: every file is new) with search.BeginLoad, and returns what ends it: a drain of
-// the outbox up to the sync's last change, so every document of the sync is indexed (the
-// changes modules keep making meanwhile are left to the outbox's own runs), then the index's
-// end of load. It returns nil for any other sync.
-func (a *App) beginFirstLoad(ctx context.Context) (end func()) {
+// BeginFirstLoad readies the search index for the first sync of a tree (the catalog holds no
+// path yet: every file is new) with search.BeginLoad, and returns what ends the load, to call
+// once the sync's changes are applied (the outbox drained). `homeindexd sync` uses it; the
+// daemon does not, as its modules keep dirtying documents while a first sync's changes are
+// applied. For any other sync the returned func does nothing.
+func (a *App) BeginFirstLoad(ctx context.Context) (end func()) {
 	if n, err := a.Catalog.CountFiles(ctx); err != nil || n > 0 {
-		return nil // an error here is the sync's to report
+		return func() {} // an error here is the sync's to report
 	}
 	endLoad, err := search.BeginLoad(ctx, a.Index)
 	if err != nil {
 		a.Log.Warn().Err(err).Msg("search index not readied for the first sync; documents are indexed one by one")
-		return nil
+		return func() {}
 	}
 	return func() {
-		upTo, err := a.Catalog.OutboxLastSeq(ctx)
-		if err == nil {
-			_, err = a.Outbox.DrainTo(ctx, max(upTo, 1))
-		}
-		if err != nil && ctx.Err() == nil {
-			a.Log.Warn().Err(err).Msg("outbox drain after the first sync failed; it is retried")
-		}
 		if err := endLoad(ctx); err != nil {
 			a.Log.Warn().Err(err).Msg("search index: building its indexes after the first sync failed; the next start builds them")
 			return

@@ -40,14 +40,17 @@ func TestAddCreatesDocumentLinkAndIndexEntry(t *testing.T) {
 	}
 }
 
-// The first sync of a tree loads the search index with its expression indexes dropped and
-// builds them once its documents are written (search.BeginLoad); later syncs leave them be.
-// Search by a filter and a sort answers the same either way.
+// The first sync of a tree, as `homeindexd sync` runs it, loads the search index with its
+// expression indexes dropped and builds them once its documents are in (search.BeginLoad);
+// for later syncs BeginFirstLoad does nothing. Search by a filter answers the same either way.
 func TestFirstSyncBuildsTheIndexesOnceItsDocumentsAreIn(t *testing.T) {
 	e := newTestEnv(t)
 	big := e.write("a/big.txt", strings.Repeat("x", 5000))
 	small := e.write("a/small.txt", "tiny")
+	e.open()
+	end := e.app.BeginFirstLoad(e.ctx)
 	e.sync()
+	end()
 	const built = "indexes built after the first sync"
 	if n := strings.Count(e.logBuf.String(), built); n != 1 {
 		t.Fatalf("first sync: %q logged %d times, want once; log:\n%s", built, n, e.logBuf.String())
@@ -56,7 +59,9 @@ func TestFirstSyncBuildsTheIndexesOnceItsDocumentsAreIn(t *testing.T) {
 		t.Fatalf("size > 100 after the first sync: %v, want [%s]", got, big)
 	}
 	e.write("a/more.txt", "more")
+	end = e.app.BeginFirstLoad(e.ctx)
 	e.sync()
+	end()
 	if n := strings.Count(e.logBuf.String(), built); n != 1 {
 		t.Fatalf("second sync: %q logged %d times in all, want once", built, n)
 	}

@@ -182,12 +182,7 @@ func (a *Applier) DrainWhile(ctx context.Context, fn func() error) (applied int,
 // Meilisearch), the next round is read, rendered and its metadata written, so the index
 // writer, the slowest stage of a first sync, works without pauses. Index writes stay in round
 // order, and a round's drive markers are evaluated only once its own index write is over.
-func (a *Applier) Drain(ctx context.Context) (Result, error) { return a.DrainTo(ctx, 0) }
-
-// DrainTo is Drain that stops once it has applied the keys changed up to the outbox sequence
-// number upTo (catalog.OutboxLastSeq), however many newer ones keep arriving: a busy module
-// pipeline dirties documents faster than a drain ends. upTo 0 drains everything.
-func (a *Applier) DrainTo(ctx context.Context, upTo int64) (Result, error) {
+func (a *Applier) Drain(ctx context.Context) (Result, error) {
 	a.drainMu.Lock()
 	defer a.drainMu.Unlock()
 	var res Result
@@ -246,19 +241,17 @@ func (a *Applier) DrainTo(ctx context.Context, upTo int64) (Result, error) {
 				}
 				indexed <- struct{}{}
 			}()
-		}
-		last := len(entries) == 0 || (upTo > 0 && after >= upTo)
-		if last {
+		} else {
 			finish()
 		}
-		if len(unflushed) > 0 && (last || len(unflushed) >= flushKeys) {
+		if len(unflushed) > 0 && (len(entries) == 0 || len(unflushed) >= flushKeys) {
 			if err := a.done(ctx, unflushed, &res); err != nil {
 				finish()
 				return res, err
 			}
 			unflushed = unflushed[:0]
 		}
-		if last {
+		if len(entries) == 0 {
 			break
 		}
 	}

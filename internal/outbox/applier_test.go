@@ -3,7 +3,6 @@ package outbox_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -364,50 +363,6 @@ func TestDrainInRounds(t *testing.T) {
 	}
 	if got := b.indexed(); !slices.Equal(got, ids) {
 		t.Fatalf("indexed %v", got)
-	}
-}
-
-// DrainTo applies the keys changed up to a sequence number and stops there, however many newer
-// ones wait (at most the rest of its last round goes with them); Drain applies the rest.
-func TestDrainToStopsAtItsSequenceNumber(t *testing.T) {
-	t.Parallel()
-	b := setupWith(t, outbox.Config{Batch: 3})
-	add := func(from int) []string {
-		var ids []string
-		for i := from; i < from+5; i++ {
-			id := fmt.Sprintf("%015x%d", i, i%10)
-			ids = append(ids, id)
-			b.addDoc(id, id+".txt")
-		}
-		return ids
-	}
-	first := add(0)
-	upTo, err := b.cat.OutboxLastSeq(b.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	add(5) // changed after: left to the next drain
-	res, err := b.a.DrainTo(b.ctx, upTo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Applied < 10 || res.Applied > 12 {
-		t.Errorf("DrainTo applied %d keys, want the 10 changed up to it (and at most the rest of its round)", res.Applied)
-	}
-	got := b.indexed()
-	for _, id := range first {
-		if !slices.Contains(got, id) {
-			t.Errorf("%s, changed before the sequence number, not indexed after DrainTo: %v", id, got)
-		}
-	}
-	if total, _ := b.outboxLen(); total < 8 {
-		t.Errorf("%d keys left pending after DrainTo, want the later ones (at least 8)", total)
-	}
-	if res := b.drain(); res.Applied < 8 {
-		t.Errorf("the next Drain applied %d keys, want the rest", res.Applied)
-	}
-	if got := b.indexed(); len(got) != 10 {
-		t.Errorf("indexed after Drain: %v, want all 10", got)
 	}
 }
 
