@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -97,42 +96,18 @@ func (c *Catalog) OutboxLen(ctx context.Context) (total, index int64, err error)
 
 // OutboxDone records that an entry's metadata and/or index part was applied. It only touches
 // the row when its seq is unchanged (a newer change must be applied again): a fully done row is
-// deleted, another gets its flags. The cost follows the entries, not the outbox's length: two
-// statements, each over a JSON list of its entries (a statement per entry cost more in
-// database/sql and the driver than in SQLite).
+// deleted, another gets its flags. The cost follows the entries, not the outbox's length.
 func (c *Catalog) OutboxDone(ctx context.Context, entries []OutboxEntry) error {
-	type entry struct {
-		Key       string `json:"k"`
-		Seq       int64  `json:"s"`
-		MetaDone  bool   `json:"m"`
-		IndexDone bool   `json:"i"`
-	}
-	var done, partly []entry
-	for _, e := range entries {
-		if e.MetaDone && e.IndexDone {
-			done = append(done, entry{Key: e.Key, Seq: e.Seq})
-		} else {
-			partly = append(partly, entry{Key: e.Key, Seq: e.Seq, MetaDone: e.MetaDone, IndexDone: e.IndexDone})
-		}
-	}
 	return c.Update(ctx, func(t *Tx) error {
-		if len(done) > 0 {
-			raw, err := json.Marshal(done)
+		for _, e := range entries {
+			var err error
+			if e.MetaDone && e.IndexDone {
+				_, err = t.tx.ExecContext(ctx, `DELETE FROM outbox WHERE key = ? AND seq = ?`, e.Key, e.Seq)
+			} else {
+				_, err = t.tx.ExecContext(ctx, `UPDATE outbox SET meta_done = ?, index_done = ? WHERE key = ? AND seq = ?`,
+					e.MetaDone, e.IndexDone, e.Key, e.Seq)
+			}
 			if err != nil {
-				return err
-			}
-			if _, err := t.tx.ExecContext(ctx, `DELETE FROM outbox WHERE rowid IN (SELECT o.rowid FROM json_each(?) j
-				JOIN outbox o ON o.key = j.value->>'k' AND o.seq = j.value->>'s')`, string(raw)); err != nil {
-				return err
-			}
-		}
-		if len(partly) > 0 {
-			raw, err := json.Marshal(partly)
-			if err != nil {
-				return err
-			}
-			if _, err := t.tx.ExecContext(ctx, `UPDATE outbox SET meta_done = j.value->>'m', index_done = j.value->>'i'
-				FROM json_each(?) j WHERE outbox.key = j.value->>'k' AND outbox.seq = j.value->>'s'`, string(raw)); err != nil {
 				return err
 			}
 		}
