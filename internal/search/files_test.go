@@ -465,12 +465,14 @@ func TestFileTableFollowsWritesFromElsewhere(t *testing.T) {
 	if got, used := search(); got != "f4 f1 f7 f8 f5 | text:3 audio:1 document:1" || !used {
 		t.Fatalf("before: %s (table used: %v)", got, used)
 	}
+	// Hold the rebuild back before the other handle writes (not after: a rebuild could start
+	// in between), so the next search must use SQL.
+	a.table.mu.Lock()
+	a.table.building = true
+	a.table.mu.Unlock()
 	b := open()
 	upsert(t, WithFileDocuments(b, "archive").Files(),
 		`{"id":"f9","paths":{"zebra/photo.png":1800000000},"mtime":1800000000,"size":1,"type":"image/png"}`)
-	a.table.mu.Lock()
-	a.table.building = true // hold the rebuild back, so the next search must use SQL
-	a.table.mu.Unlock()
 	want := "f9 f4 f1 f7 f8 f5 | text:3 audio:1 document:1 image:1" // f9: named after the word, newest
 	if got, used := search(); got != want || used {
 		t.Fatalf("after another handle wrote: %s (table used: %v), want %s on SQL", got, used, want)
