@@ -186,8 +186,6 @@ type totalsCache struct {
 	syncs    int64     // syncs finished when val was counted
 	val      DocumentCounts
 	counting bool // a background count is running
-	// counted, when set, is called after each background count (tests wait on it).
-	counted func()
 }
 
 func (c *totalsCache) get(ctx context.Context, a Files, cat *catalog.Catalog, now time.Time, log zerolog.Logger) (DocumentCounts, error) {
@@ -224,11 +222,7 @@ func (c *totalsCache) refresh(ctx context.Context, cat *catalog.Catalog, syncs i
 	} else {
 		c.val, c.at, c.syncs = d, now, syncs
 	}
-	done := c.counted
 	c.mu.Unlock()
-	if done != nil {
-		done()
-	}
 }
 
 func countTotals(ctx context.Context, cat *catalog.Catalog) (d DocumentCounts, err error) {

@@ -68,8 +68,7 @@ func TestStatusTotalsDuringASyncComeWithoutWaiting(t *testing.T) {
 	defer cat.Close()
 	addDocuments(t, cat, 0, 10, 2)
 	files := &syncState{}
-	counted := make(chan struct{}, 10)
-	c := &totalsCache{counted: func() { counted <- struct{}{} }}
+	c := &totalsCache{}
 	t0 := time.Now()
 	get := func(at time.Duration) DocumentCounts {
 		t.Helper()
@@ -78,6 +77,12 @@ func TestStatusTotalsDuringASyncComeWithoutWaiting(t *testing.T) {
 			t.Fatal(err)
 		}
 		return d
+	}
+	// counting reports whether a background count runs, and when the totals were counted.
+	counting := func() (bool, time.Time) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.counting, c.at
 	}
 	if d := get(0); d != (DocumentCounts{Live: 10, Retired: 2, Files: 10}) {
 		t.Fatalf("first status: %+v, want 10 live, 2 retired, 10 files", d)
@@ -89,18 +94,19 @@ func TestStatusTotalsDuringASyncComeWithoutWaiting(t *testing.T) {
 	if d := get(time.Second); d.Live != 10 {
 		t.Fatalf("status during a sync, 1 s after the count: %+v, want the last totals (10 live)", d)
 	}
-	select {
-	case <-counted:
+	if busy, at := counting(); busy || !at.Equal(t0) {
 		t.Fatal("a status within totalsRunningTTL of the last count started a count")
-	default:
 	}
 	if d := get(totalsRunningTTL + time.Second); d.Live != 10 {
 		t.Fatalf("stale status during a sync: %+v, want the last totals (10 live) at once", d)
 	}
-	select {
-	case <-counted:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no background count after the totals went stale during a sync")
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if busy, at := counting(); !busy && at.After(t0) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no background count after the totals went stale during a sync")
+		}
 	}
 	if d := get(totalsRunningTTL + 2*time.Second); d.Live != 15 || d.Files != 15 {
 		t.Fatalf("status after the background count: %+v, want 15 live, 15 files", d)
@@ -113,9 +119,7 @@ func TestStatusTotalsDuringASyncComeWithoutWaiting(t *testing.T) {
 	if d := get(totalsRunningTTL + 3*time.Second); d != (DocumentCounts{Live: 16, Retired: 2, Files: 16}) {
 		t.Fatalf("first status after the sync ended: %+v, want 16 live, 2 retired, 16 files", d)
 	}
-	select {
-	case <-counted:
+	if busy, at := counting(); busy || !at.Equal(t0.Add(totalsRunningTTL+3*time.Second)) {
 		t.Fatal("the count after a sync ended ran in the background")
-	default:
 	}
 }

@@ -17,10 +17,9 @@ type loader interface {
 //
 // The embedded backend drops the files collection's expression indexes, which would cost
 // every new document an insert into each, and end builds them in one sorted pass each, then
-// refreshes the planner statistics: over 100k new files that is a quarter less CPU for the
-// whole sync. Until end, searches through SQL scan rather than use those indexes (the
-// daemon's in-memory file table needs none). If the process stops before end, the next
-// Configure builds them. Other backends do nothing.
+// refreshes the planner statistics: over 100k new files, 11–22% less CPU for the whole sync.
+// Until end, searches through SQL scan rather than use those indexes. If the process stops
+// before end, the next Configure builds them. Other backends do nothing.
 func BeginLoad(ctx context.Context, ix Index) (end func(context.Context) error, err error) {
 	if p, ok := ix.(preparedIndex); ok {
 		ix = p.Index
