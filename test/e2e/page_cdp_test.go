@@ -337,6 +337,26 @@ func (p *page) Navigate(url string) {
 	}
 }
 
+// Back goes one entry back in the tab's history, as the browser's back button does. It goes
+// through the browser, not through history.back() in the page: a cross-document back could
+// tear down the page's context while the evaluation that asked for it was still answering
+// ("Inspected target navigated or closed", seen in CI).
+func (p *page) Back() {
+	p.t.Helper()
+	var hist struct {
+		CurrentIndex int `json:"currentIndex"`
+		Entries      []struct {
+			ID  int    `json:"id"`
+			URL string `json:"url"`
+		} `json:"entries"`
+	}
+	p.must("Page.getNavigationHistory", map[string]any{}, &hist)
+	if hist.CurrentIndex < 1 || hist.CurrentIndex >= len(hist.Entries) {
+		p.t.Fatalf("back: no earlier entry (index %d of %d)", hist.CurrentIndex, len(hist.Entries))
+	}
+	p.must("Page.navigateToHistoryEntry", map[string]any{"entryId": hist.Entries[hist.CurrentIndex-1].ID}, nil)
+}
+
 // Eval evaluates a JavaScript expression in the page (awaiting a promise) and decodes its
 // JSON-serialisable value into out.
 func (p *page) Eval(expr string, out any) error {

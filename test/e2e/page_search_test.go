@@ -294,7 +294,7 @@ func TestPageSearch(t *testing.T) {
 	})
 
 	// Back: the query and the filter come back from the URL; back again: the query alone.
-	p.MustEval(`history.back()`, nil)
+	p.Back()
 	st = p.waitSearch(30*time.Second, "the filtered results again", func(st searchPageState) error {
 		if st.URL != "/?q=world&extension=txt" || st.Query != "world" || len(st.Hits) != 5 {
 			return fmt.Errorf("url %q, box %q, %d hits", st.URL, st.Query, len(st.Hits))
@@ -304,7 +304,7 @@ func TestPageSearch(t *testing.T) {
 	if ext := st.Facets["extension"]; len(ext) == 0 || ext[0].Pressed != "true" {
 		t.Errorf("the txt facet is not shown pressed after going back: %+v", ext)
 	}
-	p.MustEval(`history.back()`, nil)
+	p.Back()
 	p.waitSearch(30*time.Second, "the unfiltered results again", func(st searchPageState) error {
 		if st.URL != "/?q=world" || st.Query != "world" || len(st.Hits) != all {
 			return fmt.Errorf("url %q, box %q, %d hits", st.URL, st.Query, len(st.Hits))
@@ -492,7 +492,7 @@ func TestPageSearchFindsAWordInsideAPDF(t *testing.T) {
 		}
 		return nil
 	})
-	p.MustEval(`history.back()`, nil)
+	p.Back()
 	p.waitSearch(30*time.Second, "the filtered results again", func(st searchPageState) error {
 		if st.URL != "/?q=wombatpdfword&kind=document" || st.Query != "wombatpdfword" || len(st.Hits) != 1 {
 			return fmt.Errorf("url %q, box %q, %d hits", st.URL, st.Query, len(st.Hits))
