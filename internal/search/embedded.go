@@ -19,7 +19,7 @@ import (
 
 // The embedded backend: one SQLite file (WAL) holding, per collection, a documents table
 // (the JSON text, plus the "flat" facet object as JSONB, see facets.go) and a contentless
-// FTS5 table over every string, number and boolean of the document. One writer connection
+// FTS5 table over the document's text (searchText: its strings and numbers). One writer connection
 // serializes writes; a small pool serves reads concurrently.
 
 const (
@@ -108,7 +108,8 @@ func (ix *embeddedIndex) createSchema() error {
 			fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s_docs (
 				seq INTEGER PRIMARY KEY,
 				id TEXT NOT NULL UNIQUE,
-				doc TEXT NOT NULL
+				doc TEXT NOT NULL,
+				text_hash INTEGER
 			)`, c),
 			fmt.Sprintf(`CREATE VIRTUAL TABLE IF NOT EXISTS %s_fts USING fts5(
 				text, content='', contentless_delete=1,
@@ -120,6 +121,19 @@ func (ix *embeddedIndex) createSchema() error {
 	for _, s := range stmts {
 		if _, err := ix.writer.Exec(s); err != nil {
 			return fmt.Errorf("create schema: %w", err)
+		}
+	}
+	// Indexes made before text_hash existed get the column; their rows hold NULL, which
+	// matches no hash, so each row's full text is written again at its next upsert.
+	for _, c := range []string{filesCollection, chunksCollection} {
+		var n int
+		if err := ix.writer.QueryRow(`SELECT count(*) FROM pragma_table_info(?) WHERE name = 'text_hash'`, c+"_docs").Scan(&n); err != nil {
+			return fmt.Errorf("create schema: %w", err)
+		}
+		if n == 0 {
+			if _, err := ix.writer.Exec(`ALTER TABLE ` + c + `_docs ADD COLUMN text_hash INTEGER`); err != nil {
+				return fmt.Errorf("create schema: add text_hash to %s_docs: %w", c, err)
+			}
 		}
 	}
 	return nil

@@ -71,10 +71,12 @@ func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage)
 					return fmt.Errorf("document %q: %w", d.id, err)
 				}
 				vals := fs.values(facets)
+				text := searchText(d.value)
+				hash := textHash(text)
 				old, ok := current[d.id]
 				seq := old.seq
 				if !ok {
-					res, err := tx.ExecContext(ctx, fs.ins, append([]any{d.id, d.raw}, vals...)...)
+					res, err := tx.ExecContext(ctx, fs.ins, append([]any{d.id, d.raw, hash}, vals...)...)
 					if err != nil {
 						return err
 					}
@@ -83,15 +85,22 @@ func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage)
 					}
 				} else {
 					ch := changed(old.cols, vals)
-					if _, err := tx.ExecContext(ctx, fs.update(ch), updateArgs(d.raw, vals, ch, seq)...); err != nil {
-						return err
-					}
-					if _, err := tx.ExecContext(ctx, ftsDel, seq); err != nil {
+					if _, err := tx.ExecContext(ctx, fs.update(ch), updateArgs(d.raw, hash, vals, ch, seq)...); err != nil {
 						return err
 					}
 				}
-				if _, err := tx.ExecContext(ctx, ftsIns, seq, searchText(d.value)); err != nil {
-					return err
+				// The text is written only when it changed: a module hop that adds no words (a
+				// thumbnail, a module with nothing for this file) spares the full-text index
+				// its delete, insert and the segment merges they cause.
+				if !ok || !old.textHash.Valid || old.textHash.Int64 != hash {
+					if ok {
+						if _, err := tx.ExecContext(ctx, ftsDel, seq); err != nil {
+							return err
+						}
+					}
+					if _, err := tx.ExecContext(ctx, ftsIns, seq, text); err != nil {
+						return err
+					}
 				}
 				changes = append(changes, tableChange{seq: seq, id: d.id, facets: facets})
 			}
@@ -418,8 +427,9 @@ const upsertPage = 500
 
 // storedRow is a stored document's rowid and facet columns (json text, column order).
 type storedRow struct {
-	seq  int64
-	cols []sql.NullString
+	seq      int64
+	textHash sql.NullInt64
+	cols     []sql.NullString
 }
 
 // storedFacets reads the stored rows of docs that exist, by id, in one query.
@@ -441,8 +451,8 @@ func storedFacets(ctx context.Context, tx *sql.Tx, fs *facetSQL, docs []parsedDo
 	for rows.Next() {
 		r := storedRow{cols: make([]sql.NullString, len(fs.declared))}
 		var id string
-		dest := make([]any, 0, len(r.cols)+2)
-		dest = append(dest, &r.seq)
+		dest := make([]any, 0, len(r.cols)+3)
+		dest = append(dest, &r.seq, &r.textHash)
 		for i := range r.cols {
 			dest = append(dest, &r.cols[i])
 		}

@@ -19,7 +19,7 @@ type facetSQL struct {
 func newFacetSQL(table string, declared []string) *facetSQL {
 	f := &facetSQL{table: table, declared: declared, upd: map[string]string{}}
 	var sel, cols, ph strings.Builder
-	sel.WriteString("SELECT seq")
+	sel.WriteString("SELECT seq, text_hash")
 	for _, a := range declared {
 		// json() gives back the text flatFacets wrote (JSONB keeps key order and number
 		// text), so an unchanged column compares equal and is left alone.
@@ -29,7 +29,7 @@ func newFacetSQL(table string, declared []string) *facetSQL {
 	}
 	f.sel = sel.String() + " FROM " + table + " WHERE id = ?"
 	f.selMany = sel.String() + ", id FROM " + table + " WHERE id IN (SELECT value FROM json_each(?))"
-	f.ins = "INSERT INTO " + table + "(id, doc" + cols.String() + ") VALUES (?, ?" + ph.String() + ")"
+	f.ins = "INSERT INTO " + table + "(id, doc, text_hash" + cols.String() + ") VALUES (?, ?, ?" + ph.String() + ")"
 	return f
 }
 
@@ -54,7 +54,7 @@ func changed(stored []sql.NullString, vals []any) []bool {
 	return out
 }
 
-// update returns "UPDATE ... SET doc = ?, <changed columns> = jsonb(?) ... WHERE seq = ?".
+// update returns "UPDATE ... SET doc = ?, text_hash = ?, <changed columns> = jsonb(?) ... WHERE seq = ?".
 // SQLite maintains an expression index only when the UPDATE assigns a column it reads, so
 // leaving unchanged columns out spares their indexes.
 func (f *facetSQL) update(changed []bool) string {
@@ -69,7 +69,7 @@ func (f *facetSQL) update(changed []bool) string {
 		return s
 	}
 	var b strings.Builder
-	b.WriteString("UPDATE " + f.table + " SET doc = ?")
+	b.WriteString("UPDATE " + f.table + " SET doc = ?, text_hash = ?")
 	for i, c := range changed {
 		if c {
 			b.WriteString(", " + facetColumn(f.declared[i]) + " = jsonb(?)")
@@ -80,9 +80,9 @@ func (f *facetSQL) update(changed []bool) string {
 	return b.String()
 }
 
-// updateArgs returns the arguments of update(changed): doc, the changed values, seq.
-func updateArgs(doc any, vals []any, changed []bool, seq int64) []any {
-	args := []any{doc}
+// updateArgs returns the arguments of update(changed): doc, textHash, the changed values, seq.
+func updateArgs(doc, textHash any, vals []any, changed []bool, seq int64) []any {
+	args := []any{doc, textHash}
 	for i, c := range changed {
 		if c {
 			args = append(args, vals[i])

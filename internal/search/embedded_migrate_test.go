@@ -63,6 +63,13 @@ func TestEmbeddedMigratesFlatColumn(t *testing.T) {
 	if res, err = ix.Files().Search(ctx, Query{Filter: `type = "image/png"`}); err != nil || len(res.Hits) != 1 {
 		t.Fatalf("after update: %d hits, %v; want 1", len(res.Hits), err)
 	}
+	// Its rows had no text hash: the update wrote the text again, the old words are gone.
+	if res, err = ix.Files().Search(ctx, Query{Q: "sunset"}); err != nil || len(res.Hits) != 0 {
+		t.Fatalf("old words after update: %d hits, %v; want 0", len(res.Hits), err)
+	}
+	if res, err = ix.Files().Search(ctx, Query{Q: "plain"}); err != nil || len(res.Hits) != 1 {
+		t.Fatalf("new words after update: %d hits, %v; want 1", len(res.Hits), err)
+	}
 }
 
 // The files collection keeps only the filter indexes of tableFilters and the sort indexes of

@@ -219,19 +219,20 @@ func (c *embeddedCollection) refacet(ctx context.Context, tx *sql.Tx, spec facet
 	}
 	upd := fs.update(all)
 	type row struct {
-		seq int64
-		doc string
+		seq      int64
+		doc      string
+		textHash sql.NullInt64 // kept: the full text does not change here
 	}
 	last := int64(-1 << 63)
 	for {
-		rows, err := tx.QueryContext(ctx, `SELECT seq, doc FROM `+c.name+`_docs WHERE seq > ? ORDER BY seq LIMIT 500`, last)
+		rows, err := tx.QueryContext(ctx, `SELECT seq, doc, text_hash FROM `+c.name+`_docs WHERE seq > ? ORDER BY seq LIMIT 500`, last)
 		if err != nil {
 			return err
 		}
 		var page []row
 		for rows.Next() {
 			var r row
-			if err := rows.Scan(&r.seq, &r.doc); err != nil {
+			if err := rows.Scan(&r.seq, &r.doc, &r.textHash); err != nil {
 				rows.Close()
 				return err
 			}
@@ -252,7 +253,7 @@ func (c *embeddedCollection) refacet(ctx context.Context, tx *sql.Tx, spec facet
 			if err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, upd, updateArgs(r.doc, fs.values(facets), all, r.seq)...); err != nil {
+			if _, err := tx.ExecContext(ctx, upd, updateArgs(r.doc, r.textHash, fs.values(facets), all, r.seq)...); err != nil {
 				return err
 			}
 		}

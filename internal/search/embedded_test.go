@@ -140,3 +140,87 @@ func TestEmbeddedUpsertPages(t *testing.T) {
 		t.Errorf("size = 3: [%s], want [%s]", got, want)
 	}
 }
+
+// ftsState returns a digest of the files full-text index's stored segments: it changes with
+// every write to the FTS5 table and with nothing else.
+func ftsState(t *testing.T, ix Index) string {
+	t.Helper()
+	var n, size int64
+	var ids string
+	err := ix.(*embeddedIndex).writer.QueryRow(
+		`SELECT count(*), coalesce(sum(length(block)), 0), coalesce(group_concat(id), '') FROM files_fts_data`).Scan(&n, &size, &ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("%d blocks, %d bytes, ids %s", n, size, ids)
+}
+
+// The full text holds a document's words, not the chain's bookkeeping: a search for a module
+// name finds no file because the file waits for that module, and booleans are no words.
+func TestEmbeddedTextLeavesBookkeepingOut(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	files := openEmbedded(t).Files()
+	docs := []json.RawMessage{
+		json.RawMessage(`{"id":"a","next":"ocr","offline":false,"name":"holiday.jpg","media":{"rotated":true,"codec":"jpeg"}}`),
+		json.RawMessage(`{"id":"b","next":"","name":"ocr notes.txt","pages":12}`),
+	}
+	if err := files.Upsert(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string]string{"ocr": "b", "true": "", "false": "", "jpeg": "a", "holiday": "a", "12": "b"} {
+		if got := idSet(search(t, files, Query{Q: q + " "})); got != want {
+			t.Errorf("q %q: hits %q, want %q", q, got, want)
+		}
+	}
+}
+
+// An update whose text is unchanged (a module hop that adds no words) leaves the full-text
+// index untouched; one that changes the text replaces the old words with the new.
+func TestEmbeddedUpsertRewritesTextOnlyWhenItChanged(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	ix := openEmbedded(t)
+	files := ix.Files()
+	if err := files.Configure(ctx, Settings{Filterable: []string{"next", "size"}}); err != nil {
+		t.Fatal(err)
+	}
+	upsert := func(docs ...string) {
+		t.Helper()
+		raw := make([]json.RawMessage, len(docs))
+		for i, d := range docs {
+			raw[i] = json.RawMessage(d)
+		}
+		if err := files.Upsert(ctx, raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	upsert(`{"id":"a","next":"m1","size":5,"name":"sunset.jpg","exif":{"model":"X100","iso":200}}`,
+		`{"id":"b","next":"m1","size":6,"name":"notes.txt"}`)
+	before := ftsState(t, ix)
+
+	// Next moves, a boolean and a facet change, keys come in another order: same text.
+	upsert(`{"exif":{"iso":200,"model":"X100"},"name":"sunset.jpg","size":5,"id":"a","next":"","noop":true}`,
+		`{"id":"b","next":"","size":6,"name":"notes.txt","noop":true}`)
+	if after := ftsState(t, ix); after != before {
+		t.Errorf("full-text index rewritten for unchanged text: %s, then %s", before, after)
+	}
+	if got := idSet(search(t, files, Query{Filter: `next = "m1"`})); got != "" {
+		t.Errorf(`next = "m1": %q, want none (the document rows must still be updated)`, got)
+	}
+	if got := idSet(search(t, files, Query{Q: "x100"})); got != "a" {
+		t.Errorf("x100: %q, want a", got)
+	}
+
+	// A changed word is a changed text.
+	upsert(`{"id":"a","next":"","size":5,"name":"sunset.jpg","exif":{"model":"X200","iso":200}}`)
+	if after := ftsState(t, ix); after == before {
+		t.Error("full-text index not written for a changed text")
+	}
+	if got := idSet(search(t, files, Query{Q: "x100"})); got != "" {
+		t.Errorf("x100 after the change: %q, want none", got)
+	}
+	if got := idSet(search(t, files, Query{Q: "x200"})); got != "a" {
+		t.Errorf("x200: %q, want a", got)
+	}
+}

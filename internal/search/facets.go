@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cespare/xxhash/v2"
+
 	"github.com/homeindex/homeindex/protocol"
 )
 
@@ -332,16 +334,21 @@ func sortKeys(f *facet) (lo, hi any) {
 	return f.strs[0], f.strs[len(f.strs)-1]
 }
 
-// searchText returns the text the full-text index holds for a document: every string, number
-// and boolean in it, recursively (object keys and FieldPathsExact excluded), one per line.
+// searchText returns the text the full-text index holds for a document: every string and
+// number in it, recursively, one per line, objects in key order (so equal documents give equal
+// text, and textHash can tell an unchanged text). Left out: object keys, FieldPathsExact (the
+// paths' bytes), the top-level protocol.FieldNext (a module name: the chain's bookkeeping,
+// which would make a search for "text" or "ocr" find every file waiting for that module) and
+// booleans (a search for "true" means nothing). So a module hop that adds no words leaves
+// the text as it was.
 func searchText(doc map[string]any) string {
 	var b strings.Builder
 	var walk func(v any)
 	walk = func(v any) {
 		switch x := v.(type) {
 		case map[string]any:
-			for _, e := range x {
-				walk(e)
+			for _, k := range sortedKeys(x) {
+				walk(x[k])
 			}
 		case []any:
 			for _, e := range x {
@@ -353,17 +360,29 @@ func searchText(doc map[string]any) string {
 		case float64:
 			b.WriteString(strconv.FormatFloat(x, 'f', -1, 64))
 			b.WriteByte('\n')
-		case bool:
-			b.WriteString(strconv.FormatBool(x))
-			b.WriteByte('\n')
 		}
 	}
-	for k, v := range doc {
-		if k != FieldPathsExact {
-			walk(v)
+	for _, k := range sortedKeys(doc) {
+		if k != FieldPathsExact && k != protocol.FieldNext {
+			walk(doc[k])
 		}
 	}
 	return b.String()
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// textHash is what the documents table keeps of a document's searchText, to tell whether an
+// update must rewrite its full-text row.
+func textHash(text string) int64 {
+	return int64(xxhash.Sum64String(text))
 }
 
 func (s Settings) spec() facetSpec {
