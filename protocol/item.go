@@ -167,8 +167,104 @@ func writeUEscape(b *strings.Builder, r rune) {
 
 // EachMember calls fn for every top-level member of a JSON object, in order, without decoding
 // the values: how items and messages are read here, and how the daemon reads documents it
-// rewrites member by member. Data after the object is an error.
+// rewrites member by member. Data after the object is an error. Each value is a slice of data
+// (capacity clipped, so appending to it cannot overwrite data).
+//
+// Every module result and queue item goes through here, so valid JSON (json.Valid, which
+// allocates nothing) is split by a scanner that only tracks strings and nesting; anything
+// else goes through encoding/json's decoder, which says what is wrong.
 func EachMember(data []byte, fn func(key string, value json.RawMessage) error) error {
+	if !json.Valid(data) {
+		return eachMemberDecoded(data, fn)
+	}
+	i := skipSpace(data, 0)
+	if data[i] != '{' {
+		return errors.New("want a JSON object")
+	}
+	i = skipSpace(data, i+1)
+	if data[i] == '}' {
+		return nil
+	}
+	for {
+		// data is valid: a key string, a colon, a value, then a comma or the closing brace.
+		end := skipValue(data, i)
+		key, err := memberKey(data[i:end])
+		if err != nil {
+			return err
+		}
+		i = skipSpace(data, skipSpace(data, end)+1)
+		end = skipValue(data, i)
+		if err := fn(key, json.RawMessage(data[i:end:end])); err != nil {
+			return err
+		}
+		i = skipSpace(data, end)
+		if data[i] == '}' {
+			return nil
+		}
+		i = skipSpace(data, i+1)
+	}
+}
+
+// memberKey decodes a quoted key; plain ASCII keys, nearly all, without encoding/json.
+func memberKey(quoted []byte) (string, error) {
+	inner := quoted[1 : len(quoted)-1]
+	for _, c := range inner {
+		if c == '\\' || c >= 0x80 {
+			var k string
+			err := json.Unmarshal(quoted, &k)
+			return k, err
+		}
+	}
+	return string(inner), nil
+}
+
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the end of the valid JSON value starting at data[i].
+func skipValue(data []byte, i int) int {
+	switch data[i] {
+	case '"':
+		for i++; ; i++ {
+			switch data[i] {
+			case '\\':
+				i++
+			case '"':
+				return i + 1
+			}
+		}
+	case '{', '[':
+		depth := 0
+		for ; ; i++ {
+			switch data[i] {
+			case '"':
+				i = skipValue(data, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+	default: // a number, true, false or null
+		for ; i < len(data); i++ {
+			switch data[i] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				return i
+			}
+		}
+		return i
+	}
+}
+
+// eachMemberDecoded is EachMember through encoding/json's decoder, for data that is not valid
+// JSON: it calls fn for the members before the error, as it always did, and returns the error.
+func eachMemberDecoded(data []byte, fn func(key string, value json.RawMessage) error) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	tok, err := dec.Token()
 	if err != nil {

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -140,4 +141,40 @@ func TestNewToken(t *testing.T) {
 	if a == b || !validToken(a) || len(a) != 32 {
 		t.Errorf("tokens %q, %q", a, b)
 	}
+}
+
+// eachMemberRecord lists what EachMember gives: each key and value, and the error if any.
+func eachMemberRecord(each func([]byte, func(string, json.RawMessage) error) error, data []byte) string {
+	var b strings.Builder
+	err := each(data, func(k string, v json.RawMessage) error {
+		fmt.Fprintf(&b, "%q=%s;", k, v)
+		return nil
+	})
+	if err != nil {
+		b.WriteString("error")
+	}
+	return b.String()
+}
+
+// The scanner EachMember uses on valid JSON gives the same members as encoding/json's decoder;
+// invalid input still gets the decoder's errors.
+func FuzzEachMemberMatchesDecoder(f *testing.F) {
+	for _, seed := range []string{
+		`{}`, ` { } `, `{"a":1}`, "{\n\t\"a\" : 1 ,\r\n \"b\":\"x\"\n}\n",
+		`{"id":"0123456789abcdef","paths":{"a/b.txt":1.5e9,"c\"d":2},"next":"","n":-1.25E-3,"t":true,"f":false,"z":null}`,
+		`{"s":"\\\"}{][,:","nested":{"a":[1,{"b":[]}],"c":{}},"arr":[[],[[]],{}]}`,
+		`{"k\u00e9y":1,"k\\ey":2,"\ud800":3,"é":"\u00e9","":0}`,
+		`{"a":1,"a":2}`, `{"a":"` + "\xff\xfe" + `"}`, "{\"\xff\":1}",
+		`[1,2]`, `"x"`, `1`, `null`, ``, `{`, `{"a":}`, `{"a":1,}`, `{"a":1} {"b":2}`, `{"a":1}x`,
+		`{"a" 1}`, `{"a":1 "b":2}`, `{"a":tru}`, `{"a":[1,]}`, `{'a':1}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got := eachMemberRecord(EachMember, data)
+		want := eachMemberRecord(eachMemberDecoded, data)
+		if got != want {
+			t.Errorf("EachMember(%q):\n got %s\nwant %s", data, got, want)
+		}
+	})
 }

@@ -1,9 +1,7 @@
 package merge
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"strings"
 
 	"github.com/homeindex/homeindex/protocol"
@@ -14,25 +12,8 @@ import (
 // "_HI_JOB"). Core fields themselves are skipped silently: every result echoes them. In the
 // legacy form the payload is the document, so its "module" and "content" are not fields.
 func documentFields(msg protocol.DoneMessage) (fields map[string]json.RawMessage, rejected []string, err error) {
-	dec := json.NewDecoder(bytes.NewReader(msg.Document))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, nil, err
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, nil, errors.New("want a JSON object")
-	}
 	fields = map[string]json.RawMessage{}
-	for dec.More() {
-		kt, err := dec.Token()
-		if err != nil {
-			return nil, nil, err
-		}
-		k, _ := kt.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, nil, err
-		}
+	err = protocol.EachMember(msg.Document, func(k string, v json.RawMessage) error {
 		switch {
 		case msg.Legacy && (k == "module" || k == "content"):
 		case protocol.IsCoreField(k):
@@ -41,6 +22,10 @@ func documentFields(msg protocol.DoneMessage) (fields map[string]json.RawMessage
 		default:
 			fields[k] = v
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	return fields, rejected, nil
 }
