@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/homeindex/homeindex/protocol"
 )
 
@@ -199,5 +201,75 @@ func TestResultRejected(t *testing.T) {
 				t.Errorf("done %s, want a permanent failure containing %s", raw, tc.want)
 			}
 		})
+	}
+}
+
+// TestCheckedItemRunsAtOnce: a worker in a run phase runs an item it has just checked without
+// sending it through m:run: the item moves from m:check:processing to m:run:processing in one
+// step, with the run's timeouts member (what any reaper reads) and a run deadline; Run gets
+// the Job Check saw; the result is the same as by the queue.
+func TestCheckedItemRunsAtOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	first := e.item(e.file("first.txt", "abc"), "first.txt", "uid-m", 1)
+	secondID := e.file("second.txt", "def")
+	second := e.item(secondID, "second.txt", "uid-m", 1)
+	release := make(chan struct{})
+	checked := make(chan *Job, 1)
+	type held struct {
+		run, runProcessing, checkProcessing []string
+		members                             []redis.Z
+		now                                 float64
+	}
+	seen := make(chan held, 1)
+	h := &handler{
+		check: func(_ context.Context, job *Job) (bool, error) {
+			if job.ID == secondID {
+				checked <- job
+			}
+			return true, nil
+		},
+		run: func(_ context.Context, job *Job) (Result, error) {
+			if job.ID != secondID {
+				<-release // the worker is in its run phase: now a check arrives
+				return Result{}, nil
+			}
+			if c := <-checked; c != job {
+				t.Errorf("Run got another Job than Check: %p, %p", job, c)
+			}
+			ms, _ := e.rdb.ZRangeWithScores(e.ctx, protocol.TimeoutsKey, 0, -1).Result()
+			seen <- held{e.lrange("m:run"), e.lrange("m:run:processing"), e.lrange("m:check:processing"), ms, e.now()}
+			return Result{Document: map[string]any{"note": "ran"}}, nil
+		},
+	}
+	e.push("m:run", first) // checked earlier: the worker starts a run phase for it
+	e.serve(e.config("m"), h)
+	e.eventually("the first item running", func() bool { return len(e.lrange("m:run:processing")) == 1 })
+	e.push("m:check", second)
+	close(release)
+
+	s := <-seen
+	if len(s.run) != 0 || len(s.checkProcessing) != 0 || len(s.runProcessing) != 1 || s.runProcessing[0] != second {
+		t.Errorf("while it runs: m:run %q, m:check:processing %q, m:run:processing %q", s.run, s.checkProcessing, s.runProcessing)
+	}
+	if len(s.members) != 1 || s.members[0].Member != protocol.TimeoutMember("m:run", second) {
+		t.Fatalf("timeouts %+v, want the run's member only", s.members)
+	}
+	if left := s.members[0].Score - s.now; left < 4 || left > 5 {
+		t.Errorf("run deadline %.2f s away, want the 5 s timeout", left)
+	}
+	for range 2 {
+		raw := e.nextDone()
+		m, info := mustDone(t, raw)
+		if info.ID == secondID && !strings.Contains(string(m.Document), `"note":"ran"`) {
+			t.Errorf("second item's result %s", raw)
+		}
+	}
+	e.eventually("nothing held", func() bool {
+		n, _ := e.rdb.ZCard(e.ctx, protocol.TimeoutsKey).Result()
+		return n == 0 && e.llen("m:run:processing") == 0 && e.llen("m:check:processing") == 0 && e.llen("m:run") == 0
+	})
+	if got := e.logs.count(`"phase":"run"`, `"id":"`+secondID+`"`, "run started"); got != 1 {
+		t.Errorf("%d run-phase log lines for the second item, want 1", got)
 	}
 }

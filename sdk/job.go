@@ -156,11 +156,58 @@ func (w *Worker) doCheck(l lease) error {
 		return w.fail(l, job, herr)
 	}
 	if ok {
-		_, err := w.finish(l, job.Log, w.keys.run, l.item)
+		run, next, err := w.runNow(l, job.Log)
+		switch {
+		case err != nil:
+			return err
+		case next == runHere:
+			job.Log = w.log.With().Str("id", job.ID).Str("phase", string(protocol.PhaseRun)).Int("attempt", job.Attempt).Logger()
+			return w.runJob(run, job)
+		case next == runDropped:
+			return nil
+		}
+		_, err = w.finish(l, job.Log, w.keys.run, l.item)
 		return err
 	}
 	_, err = w.finish(l, job.Log, protocol.DoneKey, skipMessage(w.cfg.Module, job.echo))
 	return err
+}
+
+// What becomes of a checked item (runNow).
+type runNext int
+
+const (
+	runQueued  runNext = iota // not moved: the caller sends it to <m>:run
+	runHere                   // moved to this worker's run, under the returned lease
+	runDropped                // no longer held: the check's outcome was dropped (logged)
+)
+
+// runNow moves a checked item straight to this worker's run (runNowScript) when the worker is
+// in a run phase, holding its share tokens: the same as sending it to <m>:run and claiming it
+// back, less two scripts and a second reading of the item. Run then gets the Job Check saw.
+func (w *Worker) runNow(l lease, log zerolog.Logger) (lease, runNext, error) {
+	if !w.mayRun() {
+		return lease{}, runQueued, nil
+	}
+	ctx, cancel := w.redisCtx()
+	defer cancel()
+	keys := []string{protocol.TimeoutsKey, protocol.ProcessingKey(l.queue), protocol.ProcessingKey(w.keys.run)}
+	if w.shares != nil {
+		keys = append(keys, w.shares.lists...)
+	}
+	start := time.Now() // before the script: the local deadline never falls after Redis's
+	n, err := runNowScript.Run(ctx, w.rdb, keys, l.member(), l.item, w.timeout, w.keys.run, w.cfg.WorkerID).Int64()
+	if err != nil {
+		return lease{}, runQueued, fmt.Errorf("hand the checked item to its run: %w", err)
+	}
+	if n == runNowNotHolder {
+		return lease{}, runQueued, nil
+	}
+	moved, err := heldOutcome(log, n, "hand the checked item to its run")
+	if err != nil || !moved {
+		return lease{}, runDropped, err
+	}
+	return lease{queue: w.keys.run, item: l.item, deadline: start.Add(w.cfg.Timeout)}, runHere, nil
 }
 
 // doRun runs Run on a held item, logging to log.txt, and sends the result to the daemon.
@@ -169,6 +216,11 @@ func (w *Worker) doRun(l lease) error {
 	if err != nil {
 		return w.reject(l, job, err)
 	}
+	return w.runJob(l, job)
+}
+
+// runJob runs Run on a held run item whose job is read.
+func (w *Worker) runJob(l lease, job *Job) error {
 	if err := makeDir(job.MetadataDir); err != nil {
 		job.Log.Error().Err(err).Msg("cannot create the metadata directory")
 		return w.fail(l, job, fmt.Errorf("create metadata directory: %w", err))

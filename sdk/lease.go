@@ -79,6 +79,12 @@ func (w *Worker) finish(l lease, log zerolog.Logger, dest, payload string) (bool
 	if err != nil {
 		return false, fmt.Errorf("finish %s item: %w", l.phase(), err)
 	}
+	return heldOutcome(log, n, "finish "+string(l.phase())+" item")
+}
+
+// heldOutcome reads a script's answer about a held item (heldDone, heldGone, heldExpired),
+// logging an outcome that was dropped.
+func heldOutcome(log zerolog.Logger, n int64, what string) (bool, error) {
 	switch n {
 	case heldDone:
 		return true, nil
@@ -87,7 +93,7 @@ func (w *Worker) finish(l lease, log zerolog.Logger, dest, payload string) (bool
 	case heldExpired:
 		log.Warn().Msg("the deadline passed before the outcome was sent: outcome dropped, the reaper retries the item")
 	default:
-		return false, fmt.Errorf("finish %s item: unexpected reply %d", l.phase(), n)
+		return false, fmt.Errorf("%s: unexpected reply %d", what, n)
 	}
 	return false, nil
 }

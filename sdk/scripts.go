@@ -105,6 +105,35 @@ redis.call('RPUSH', KEYS[3], ARGV[3])
 return 1
 `)
 
+// runNowScript hands a held check item straight to this worker's run: it moves the item from
+// the check processing list to the run processing list with a run deadline, as finishScript
+// to <m>:run followed by claimScript taking it would, in one step (and without the item
+// passing the other items waiting in <m>:run, only when this worker may run now).
+//
+// KEYS[1] -> timeouts                 ZSET
+// KEYS[2] -> <m>:check:processing     LIST
+// KEYS[3] -> <m>:run:processing       LIST  (tail)
+// KEYS[4..] -> <g>:share              LIST  resource-share lists ARGV[5] must head
+// ARGV[1] -> the check's timeouts member; ARGV[2] -> the item; ARGV[3] -> timeout seconds
+// (decimal); ARGV[4] -> <m>:run (the run's timeouts member names it); ARGV[5] -> worker id
+//
+// Returns: 1 moved, the run's deadline the Redis clock + ARGV[3]; 0 the member is gone; -1 the
+// check's deadline passed (nothing changed, the reaper retries); 2 ARGV[5] no longer heads
+// every KEYS[4..] (nothing changed: finish the check to <m>:run instead).
+var runNowScript = newScript(luaNow + luaTimeoutMember + `
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not score then return 0 end
+if tonumber(score) <= now_s then return -1 end
+for i = 4, #KEYS do
+  if redis.call('LINDEX', KEYS[i], 0) ~= ARGV[5] then return 2 end
+end
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('LREM', KEYS[2], 1, ARGV[2])
+redis.call('RPUSH', KEYS[3], ARGV[2])
+redis.call('ZADD', KEYS[1], now_s + tonumber(ARGV[3]), timeout_member(ARGV[4], ARGV[2]))
+return 1
+`)
+
 // setAsideScript moves a held item's deadline to the Redis clock + ARGV[2]: the item stays in
 // its processing list, visible, and the reaper offers it again after that (uid mismatch).
 //
