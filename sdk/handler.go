@@ -19,7 +19,8 @@ import (
 type Handler interface {
 	// Check reports whether Run should process the job. It should be fast and have no side
 	// effects: it runs without holding resource-share tokens. false sends the document back
-	// unchanged.
+	// unchanged. true queues the job for Run, or, when this worker is in a run phase, runs it
+	// at once: Run is then given the same *Job.
 	Check(ctx context.Context, job *Job) (bool, error)
 	// Run processes the job and returns what to merge into the document.
 	Run(ctx context.Context, job *Job) (Result, error)
