@@ -196,7 +196,8 @@ func (w *Worker) runNow(l lease, log zerolog.Logger) (lease, runNext, error) {
 		keys = append(keys, w.shares.lists...)
 	}
 	start := time.Now() // before the script: the local deadline never falls after Redis's
-	n, err := runNowScript.Run(ctx, w.rdb, keys, l.member(), l.item, w.timeout, w.keys.run, w.cfg.WorkerID).Int64()
+	run := lease{queue: w.keys.run, item: l.item, deadline: start.Add(w.cfg.Timeout)}
+	n, err := runNowScript.Run(ctx, w.rdb, keys, l.member(), l.item, w.timeout, run.member(), w.cfg.WorkerID).Int64()
 	if err != nil {
 		return lease{}, runQueued, fmt.Errorf("hand the checked item to its run: %w", err)
 	}
@@ -207,7 +208,7 @@ func (w *Worker) runNow(l lease, log zerolog.Logger) (lease, runNext, error) {
 	if err != nil || !moved {
 		return lease{}, runDropped, err
 	}
-	return lease{queue: w.keys.run, item: l.item, deadline: start.Add(w.cfg.Timeout)}, runHere, nil
+	return run, runHere, nil
 }
 
 // doRun runs Run on a held item, logging to log.txt, and sends the result to the daemon.

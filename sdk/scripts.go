@@ -115,12 +115,13 @@ return 1
 // KEYS[3] -> <m>:run:processing       LIST  (tail)
 // KEYS[4..] -> <g>:share              LIST  resource-share lists ARGV[5] must head
 // ARGV[1] -> the check's timeouts member; ARGV[2] -> the item; ARGV[3] -> timeout seconds
-// (decimal); ARGV[4] -> <m>:run (the run's timeouts member names it); ARGV[5] -> worker id
+// (decimal); ARGV[4] -> the run's timeouts member (protocol.TimeoutMember, written by the
+// worker: it knows the item, so Redis is spared the escaping); ARGV[5] -> worker id
 //
 // Returns: 1 moved, the run's deadline the Redis clock + ARGV[3]; 0 the member is gone; -1 the
 // check's deadline passed (nothing changed, the reaper retries); 2 ARGV[5] no longer heads
 // every KEYS[4..] (nothing changed: finish the check to <m>:run instead).
-var runNowScript = newScript(luaNow + luaTimeoutMember + `
+var runNowScript = newScript(luaNow + `
 local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not score then return 0 end
 if tonumber(score) <= now_s then return -1 end
@@ -130,7 +131,7 @@ end
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('LREM', KEYS[2], 1, ARGV[2])
 redis.call('RPUSH', KEYS[3], ARGV[2])
-redis.call('ZADD', KEYS[1], now_s + tonumber(ARGV[3]), timeout_member(ARGV[4], ARGV[2]))
+redis.call('ZADD', KEYS[1], now_s + tonumber(ARGV[3]), ARGV[4])
 return 1
 `)
 
