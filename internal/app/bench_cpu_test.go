@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -20,12 +22,21 @@ type cpuMeter struct {
 }
 
 func (m *cpuMeter) start(ctx context.Context, rdb *redis.Client) {
+	if os.Getenv("BENCH_REDIS_COMMANDSTATS") != "" {
+		rdb.ConfigResetStat(ctx)
+	}
 	m.procStart, m.rdsStart = processCPU(), redisCPU(ctx, rdb)
 }
 
+// stop ends a timed part; with BENCH_REDIS_COMMANDSTATS set it prints the redis-server's
+// INFO commandstats of the part (calls and CPU µs by command, Lua scripts as evalsha).
 func (m *cpuMeter) stop(ctx context.Context, rdb *redis.Client) {
 	m.proc += processCPU() - m.procStart
 	m.redis += redisCPU(ctx, rdb) - m.rdsStart
+	if os.Getenv("BENCH_REDIS_COMMANDSTATS") != "" {
+		stats, _ := rdb.Info(ctx, "commandstats").Result()
+		fmt.Fprint(os.Stderr, stats)
+	}
 }
 
 func (m *cpuMeter) report(b *testing.B) {
