@@ -75,8 +75,8 @@ func New(cfg Config, cat *catalog.Catalog, q *queue.Client, log zerolog.Logger) 
 		wake: make(chan struct{}, 1)}
 }
 
-// Wake asks for a refill now (a job finished). A refill tops the window up only once it is
-// half empty, so a stream of finishing jobs costs one catalog query per half window.
+// Wake asks for a refill now (a job finished). A refill tops the window up only once an eighth
+// of it is free, so a stream of finishing jobs costs one catalog query per eighth of a window.
 func (d *Dispatcher) Wake() {
 	select {
 	case d.wake <- struct{}{}:
@@ -220,8 +220,13 @@ func (d *Dispatcher) refill(ctx context.Context, m Module, all, preempt bool) er
 	// dispatch pauses when merging lags instead of piling up results (the catalog's queued rows
 	// stay O(window)), and foreign or stale-uid items a worker set aside never block it.
 	room := m.Window - int(counts.Jobs)
-	if room <= 0 || (!all && room < (m.Window+1)/2) {
-		return nil // a wake between full passes tops up only a half-empty window
+	if room <= 0 || (!all && room < (m.Window+7)/8) {
+		// A wake between full passes tops the window up once an eighth of it is free: each
+		// refill is a catalog query and a push, so a stream of finishing jobs is not refilled
+		// one by one, yet the module's queue does not run dry meanwhile. (Half, as it was, left
+		// four SDK no-op workers idle a quarter of the time with a window of 256: 3,300–3,660
+		// against 3,760–4,150 files/s, for the same CPU per file.)
+		return nil
 	}
 	cands, err := d.cat.Candidates(ctx, m.Name, room)
 	if err != nil || len(cands) == 0 {
