@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 )
@@ -209,38 +210,57 @@ func (d Document) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads a document. Unknown top-level keys go to Fields; `uid` and job fields are
 // dropped (they belong to queue items, not documents).
 func (d *Document) UnmarshalJSON(data []byte) error {
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return err
-	}
-	if raw == nil {
+	// One pass splits the members (EachMember); only the core fields are decoded. The module
+	// fields are kept as slices of one copy of data (json.Unmarshal's buffer is not ours).
+	data = bytes.Clone(data)
+	*d = Document{}
+	err := EachMember(data, func(k string, v json.RawMessage) error {
+		var dst any
+		switch k {
+		case FieldID:
+			dst = &d.ID
+		case FieldPaths:
+			dst = &d.Paths
+		case FieldMtime:
+			dst = &d.Mtime
+		case FieldSize:
+			dst = &d.Size
+		case FieldType:
+			dst = &d.Type
+		case FieldNext:
+			dst = &d.Next
+		case FieldPathsList:
+			dst = (*nameList)(&d.PathsList)
+		case FieldCopies:
+			dst = &d.Copies
+		case FieldVersion:
+			dst = &d.Version
+		case FieldHasArchivePaths:
+			dst = &d.HasArchivePaths
+		case FieldOffline:
+			dst = &d.Offline
+		case FieldFailures:
+			dst = &d.Failures
+		default:
+			if !IsCoreField(k) {
+				if d.Fields == nil {
+					d.Fields = map[string]json.RawMessage{}
+				}
+				d.Fields[k] = v
+			}
+			return nil
+		}
+		if string(v) == "null" {
+			reflect.ValueOf(dst).Elem().SetZero() // a repeated key: the last one counts
+			return nil
+		}
+		if err := json.Unmarshal(v, dst); err != nil {
+			return fmt.Errorf("document field %q: %w", k, err)
+		}
+		return nil
+	})
+	if errors.Is(err, errNotObject) {
 		return errors.New("document: want a JSON object")
 	}
-	*d = Document{}
-	type field struct {
-		k   string
-		dst any
-	}
-	for _, f := range []field{{FieldID, &d.ID}, {FieldPaths, &d.Paths}, {FieldMtime, &d.Mtime},
-		{FieldSize, &d.Size}, {FieldType, &d.Type}, {FieldNext, &d.Next},
-		{FieldPathsList, (*nameList)(&d.PathsList)}, {FieldCopies, &d.Copies}, {FieldVersion, &d.Version},
-		{FieldHasArchivePaths, &d.HasArchivePaths}, {FieldOffline, &d.Offline}, {FieldFailures, &d.Failures}} {
-		v, ok := raw[f.k]
-		if !ok || string(v) == "null" {
-			continue
-		}
-		if err := json.Unmarshal(v, f.dst); err != nil {
-			return fmt.Errorf("document field %q: %w", f.k, err)
-		}
-	}
-	for k, v := range raw {
-		if IsCoreField(k) {
-			continue
-		}
-		if d.Fields == nil {
-			d.Fields = map[string]json.RawMessage{}
-		}
-		d.Fields[k] = v
-	}
-	return nil
+	return err
 }

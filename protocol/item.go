@@ -165,6 +165,9 @@ func writeUEscape(b *strings.Builder, r rune) {
 	one(r)
 }
 
+// errNotObject is EachMember's error for JSON that is not an object.
+var errNotObject = errors.New("want a JSON object")
+
 // EachMember calls fn for every top-level member of a JSON object, in order, without decoding
 // the values: how items and messages are read here, and how the daemon reads documents it
 // rewrites member by member. Data after the object is an error. Each value is a slice of data
@@ -175,11 +178,16 @@ func writeUEscape(b *strings.Builder, r rune) {
 // else goes through encoding/json's decoder, which says what is wrong.
 func EachMember(data []byte, fn func(key string, value json.RawMessage) error) error {
 	if !json.Valid(data) {
-		return eachMemberDecoded(data, fn)
+		if err := eachMemberDecoded(data, fn); err != nil {
+			return err
+		}
+		// The decoder read a whole object and took what follows for the end of an enclosing
+		// one (a stray "}" or "]").
+		return errors.New("data after the JSON object")
 	}
 	i := skipSpace(data, 0)
 	if data[i] != '{' {
-		return errors.New("want a JSON object")
+		return errNotObject
 	}
 	i = skipSpace(data, i+1)
 	if data[i] == '}' {
@@ -271,7 +279,7 @@ func eachMemberDecoded(data []byte, fn func(key string, value json.RawMessage) e
 		return err
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return errors.New("want a JSON object")
+		return errNotObject
 	}
 	for dec.More() {
 		kt, err := dec.Token()

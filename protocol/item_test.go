@@ -166,13 +166,16 @@ func FuzzEachMemberMatchesDecoder(f *testing.F) {
 		`{"k\u00e9y":1,"k\\ey":2,"\ud800":3,"é":"\u00e9","":0}`,
 		`{"a":1,"a":2}`, `{"a":"` + "\xff\xfe" + `"}`, "{\"\xff\":1}",
 		`[1,2]`, `"x"`, `1`, `null`, ``, `{`, `{"a":}`, `{"a":1,}`, `{"a":1} {"b":2}`, `{"a":1}x`,
-		`{"a" 1}`, `{"a":1 "b":2}`, `{"a":tru}`, `{"a":[1,]}`, `{'a':1}`,
+		`{"a" 1}`, `{"a":1 "b":2}`, `{}}`, `{"a":1}]`, `{"a":tru}`, `{"a":[1,]}`, `{'a':1}`,
 	} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		got := eachMemberRecord(EachMember, data)
 		want := eachMemberRecord(eachMemberDecoded, data)
+		if !json.Valid(data) && !strings.HasSuffix(want, "error") {
+			want += "error" // a stray "}" or "]" after the object, which the decoder misses
+		}
 		if got != want {
 			t.Errorf("EachMember(%q):\n got %s\nwant %s", data, got, want)
 		}

@@ -174,3 +174,33 @@ func randomNames(r *rand.Rand, n int) []string {
 	}
 	return out
 }
+
+// A document reads its core fields typed and keeps every other field's JSON as is; a repeated
+// key counts by its last value (null included), and the fields kept do not share the caller's
+// buffer (json.Unmarshal may reuse it).
+func TestDocumentReadsFields(t *testing.T) {
+	t.Parallel()
+	data := []byte(` { "id" : "abc", "paths": {"a.txt": 1.5}, "size": 3, "next": "m", "uid": "u", "_hi_job": "ab",
+		"note": {"k": [1, "x"]}, "size": 4, "paths": null, "type": "text/plain", "type": null, "empty": null } `)
+	var d Document
+	if err := json.Unmarshal(data, &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.ID != "abc" || d.Size != 4 || d.Next != "m" || d.Paths != nil || d.Type != "" {
+		t.Errorf("core fields %+v", d)
+	}
+	if len(d.Fields) != 2 || string(d.Fields["note"]) != `{"k": [1, "x"]}` || string(d.Fields["empty"]) != "null" {
+		t.Errorf("fields %q", d.Fields)
+	}
+	for i := range data {
+		data[i] = ' '
+	}
+	if string(d.Fields["note"]) != `{"k": [1, "x"]}` {
+		t.Errorf("a field changed with the caller's buffer: %q", d.Fields["note"])
+	}
+	for _, bad := range []string{`[]`, `null`, `{"size":"x"}`, `{"id":"a"}}`, `{"id":"a"`} {
+		if err := json.Unmarshal([]byte(bad), &d); err == nil {
+			t.Errorf("%s read without an error", bad)
+		}
+	}
+}
