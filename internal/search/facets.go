@@ -1,6 +1,7 @@
 package search
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -347,7 +348,7 @@ func searchText(doc map[string]any) string {
 	walk = func(v any) {
 		switch x := v.(type) {
 		case map[string]any:
-			for _, k := range sortedKeys(x) {
+			for _, k := range slices.Sorted(maps.Keys(x)) {
 				walk(x[k])
 			}
 		case []any:
@@ -362,21 +363,12 @@ func searchText(doc map[string]any) string {
 			b.WriteByte('\n')
 		}
 	}
-	for _, k := range sortedKeys(doc) {
+	for _, k := range slices.Sorted(maps.Keys(doc)) {
 		if k != FieldPathsExact && k != protocol.FieldNext {
 			walk(doc[k])
 		}
 	}
 	return b.String()
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // textHash is what the documents table keeps of a document's searchText, to tell whether an
