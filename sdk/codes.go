@@ -16,7 +16,7 @@ const (
 	heldExpired int64 = -1 // the deadline passed: nothing changed, the reaper retries the item
 )
 
-// runNowScript answers heldGone, heldDone, heldExpired or this code.
+// runNowScript answers {item}, heldGone, heldExpired or this code.
 const runNowNotHolder int64 = 2 // this worker no longer heads every share list: nothing moved
 
 // setAsideScript.
@@ -51,7 +51,7 @@ var scriptCodes = map[*redis.Script][]int64{
 	claimScript:          {claimShareWait},
 	finishScript:         {heldGone, heldDone, heldExpired},
 	handBackScript:       {heldGone, heldDone, heldExpired},
-	runNowScript:         {heldGone, heldDone, heldExpired, runNowNotHolder},
+	runNowScript:         {heldGone, heldExpired, runNowNotHolder},
 	setAsideScript:       {asideGone, asideMoved},
 	acquireShareScript:   {shareWaiting, shareHeld, shareNoWork},
 	releaseShareScript:   {shareReleased},

@@ -273,3 +273,36 @@ func TestCheckedItemRunsAtOnce(t *testing.T) {
 		t.Errorf("%d run-phase log lines for the second item, want 1", got)
 	}
 }
+
+// TestCheckedItemWaitsBehindQueuedRuns: an item checked while others wait in m:run goes behind
+// them, as through the queue (a plugged drive's jobs, queued first, run first).
+func TestCheckedItemWaitsBehindQueuedRuns(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	first := e.item(e.file("first.txt", "a"), "first.txt", "uid-m", 1)
+	waitingID := e.file("waiting.txt", "b")
+	freshID := e.file("fresh.txt", "c")
+	release := make(chan struct{})
+	h := &handler{run: func(_ context.Context, job *Job) (Result, error) {
+		if job.Document.Paths[0].Path == "first.txt" {
+			<-release
+		}
+		return Result{}, nil
+	}}
+	e.push("m:run", first)
+	e.serve(e.config("m"), h)
+	e.eventually("the first item running", func() bool { return len(e.lrange("m:run:processing")) == 1 })
+	e.push("m:run", e.item(waitingID, "waiting.txt", "uid-m", 1))
+	e.push("m:check", e.item(freshID, "fresh.txt", "uid-m", 1))
+	close(release)
+	for range 3 {
+		e.nextDone()
+	}
+	var order []string
+	for _, s := range h.spans() {
+		order = append(order, s.id)
+	}
+	if len(order) != 3 || order[1] != waitingID || order[2] != freshID {
+		t.Errorf("runs %q, want the first, then %s (waiting in m:run), then %s (checked later)", order, waitingID, freshID)
+	}
+}

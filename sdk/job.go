@@ -160,9 +160,11 @@ func (w *Worker) doCheck(l lease) error {
 		switch {
 		case err != nil:
 			return err
-		case next == runHere:
+		case next == runThis:
 			job.Log = w.log.With().Str("id", job.ID).Str("phase", string(protocol.PhaseRun)).Int("attempt", job.Attempt).Logger()
 			return w.runJob(run, job)
+		case next == runHead:
+			return w.doRun(run)
 		case next == runDropped:
 			return nil
 		}
@@ -177,38 +179,50 @@ func (w *Worker) doCheck(l lease) error {
 type runNext int
 
 const (
-	runQueued  runNext = iota // not moved: the caller sends it to <m>:run
-	runHere                   // moved to this worker's run, under the returned lease
+	runQueued  runNext = iota // nothing moved: the caller sends the item to <m>:run
+	runThis                   // the item itself is this worker's run now, under the returned lease
+	runHead                   // the item is queued; the returned lease holds the run that was first
 	runDropped                // no longer held: the check's outcome was dropped (logged)
 )
 
-// runNow moves a checked item straight to this worker's run (runNowScript) when the worker is
-// in a run phase, holding its share tokens: the same as sending it to <m>:run and claiming it
-// back, less two scripts and a second reading of the item. Run then gets the Job Check saw.
+// runNow sends a checked item to <m>:run and takes this worker's next run in one script
+// (runNowScript) when the worker is in a run phase, holding its share tokens: when nothing
+// else waits, the item itself, whose Job (the one Check saw) Run then gets. It saves a claim,
+// a finish and, for the item itself, a second reading of the item.
 func (w *Worker) runNow(l lease, log zerolog.Logger) (lease, runNext, error) {
 	if !w.mayRun() {
 		return lease{}, runQueued, nil
 	}
 	ctx, cancel := w.redisCtx()
 	defer cancel()
-	keys := []string{protocol.TimeoutsKey, protocol.ProcessingKey(l.queue), protocol.ProcessingKey(w.keys.run)}
+	keys := []string{protocol.TimeoutsKey, protocol.ProcessingKey(l.queue), w.keys.run, protocol.ProcessingKey(w.keys.run)}
 	if w.shares != nil {
 		keys = append(keys, w.shares.lists...)
 	}
 	start := time.Now() // before the script: the local deadline never falls after Redis's
-	run := lease{queue: w.keys.run, item: l.item, deadline: start.Add(w.cfg.Timeout)}
-	n, err := runNowScript.Run(ctx, w.rdb, keys, l.member(), l.item, w.timeout, run.member(), w.cfg.WorkerID).Int64()
+	self := lease{queue: w.keys.run, item: l.item, deadline: start.Add(w.cfg.Timeout)}
+	v, err := runNowScript.Run(ctx, w.rdb, keys, l.member(), l.item, w.timeout, self.member(), w.cfg.WorkerID).Result()
 	if err != nil {
 		return lease{}, runQueued, fmt.Errorf("hand the checked item to its run: %w", err)
 	}
-	if n == runNowNotHolder {
-		return lease{}, runQueued, nil
+	switch v := v.(type) {
+	case []any:
+		if item, ok := v[0].(string); ok && len(v) == 1 {
+			if item == l.item {
+				return self, runThis, nil
+			}
+			return lease{queue: w.keys.run, item: item, deadline: self.deadline}, runHead, nil
+		}
+	case int64:
+		if v == runNowNotHolder {
+			return lease{}, runQueued, nil
+		}
+		if v == heldGone || v == heldExpired {
+			_, err := heldOutcome(log, v, "hand the checked item to its run")
+			return lease{}, runDropped, err
+		}
 	}
-	moved, err := heldOutcome(log, n, "hand the checked item to its run")
-	if err != nil || !moved {
-		return lease{}, runDropped, err
-	}
-	return run, runHere, nil
+	return lease{}, runQueued, fmt.Errorf("hand the checked item to its run: unexpected reply %v", v)
 }
 
 // doRun runs Run on a held item, logging to log.txt, and sends the result to the daemon.

@@ -105,34 +105,45 @@ redis.call('RPUSH', KEYS[3], ARGV[3])
 return 1
 `)
 
-// runNowScript hands a held check item straight to this worker's run: it moves the item from
-// the check processing list to the run processing list with a run deadline, as finishScript
-// to <m>:run followed by claimScript taking it would, in one step (and without the item
-// passing the other items waiting in <m>:run, only when this worker may run now).
+// runNowScript ends a held check that said yes and starts this worker's next run in one step,
+// as finishScript to <m>:run followed by claimScript taking a run would: the item goes to the
+// tail of <m>:run and the head of <m>:run moves to the run processing list with a run
+// deadline. When <m>:run was empty the head is the item itself, which then moves straight
+// across (the worker knows it already, so it sends its timeouts member as ARGV[4]); otherwise
+// the items waiting there keep their turn (a plugged drive's jobs, queued first, run first).
 //
 // KEYS[1] -> timeouts                 ZSET
 // KEYS[2] -> <m>:check:processing     LIST
-// KEYS[3] -> <m>:run:processing       LIST  (tail)
-// KEYS[4..] -> <g>:share              LIST  resource-share lists ARGV[5] must head
+// KEYS[3] -> <m>:run                  LIST
+// KEYS[4] -> <m>:run:processing       LIST  (tail)
+// KEYS[5..] -> <g>:share              LIST  resource-share lists ARGV[5] must head to take a run
 // ARGV[1] -> the check's timeouts member; ARGV[2] -> the item; ARGV[3] -> timeout seconds
-// (decimal); ARGV[4] -> the run's timeouts member (protocol.TimeoutMember, written by the
-// worker: it knows the item, so Redis is spared the escaping); ARGV[5] -> worker id
+// (decimal); ARGV[4] -> the item's timeouts member as a run (protocol.TimeoutMember);
+// ARGV[5] -> worker id
 //
-// Returns: 1 moved, the run's deadline the Redis clock + ARGV[3]; 0 the member is gone; -1 the
-// check's deadline passed (nothing changed, the reaper retries); 2 ARGV[5] no longer heads
-// every KEYS[4..] (nothing changed: finish the check to <m>:run instead).
-var runNowScript = newScript(luaNow + `
+// Returns: {item} the run now held (ARGV[2] itself or the head of <m>:run), its deadline the
+// Redis clock + ARGV[3]; 0 the check's member is gone; -1 its deadline passed (nothing
+// changed: the reaper retries); 2 ARGV[5] no longer heads every KEYS[5..] (nothing changed:
+// finish the check to <m>:run).
+var runNowScript = newScript(luaNow + luaTimeoutMember + `
 local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not score then return 0 end
 if tonumber(score) <= now_s then return -1 end
-for i = 4, #KEYS do
+for i = 5, #KEYS do
   if redis.call('LINDEX', KEYS[i], 0) ~= ARGV[5] then return 2 end
 end
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('LREM', KEYS[2], 1, ARGV[2])
+local deadline = now_s + tonumber(ARGV[3])
+if redis.call('LLEN', KEYS[3]) == 0 then
+  redis.call('RPUSH', KEYS[4], ARGV[2])
+  redis.call('ZADD', KEYS[1], deadline, ARGV[4])
+  return {ARGV[2]}
+end
 redis.call('RPUSH', KEYS[3], ARGV[2])
-redis.call('ZADD', KEYS[1], now_s + tonumber(ARGV[3]), ARGV[4])
-return 1
+local item = redis.call('LMOVE', KEYS[3], KEYS[4], 'LEFT', 'RIGHT')
+redis.call('ZADD', KEYS[1], deadline, timeout_member(KEYS[3], item))
+return {item}
 `)
 
 // setAsideScript moves a held item's deadline to the Redis clock + ARGV[2]: the item stays in

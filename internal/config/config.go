@@ -62,7 +62,7 @@ const (
 	DefaultMeiliChunkIndex   = "file_chunks"
 	DefaultHTTPAddr          = "127.0.0.1:8080"
 	DefaultRedisHost         = "redis"
-	DefaultDispatchWindow    = 64
+	DefaultDispatchWindow    = 256                    // 64 left fast modules latency-bound: docs/decisions.md, "Refills"
 	DefaultReapInterval      = reaper.DefaultInterval // the reaper owns its defaults
 	DefaultRetryBase         = queue.DefaultRetryBase // the retry policy lives in queue
 	DefaultRetryMax          = queue.DefaultRetryMax
@@ -146,7 +146,7 @@ func (m Meilisearch) GoString() string { return "config.Meilisearch(" + m.String
 
 // Pipeline holds the dispatch, retry and chunking knobs.
 type Pipeline struct {
-	DispatchWindow int           // DISPATCH_WINDOW: jobs kept in Redis per module; default 64
+	DispatchWindow int           // DISPATCH_WINDOW: jobs kept in Redis per module; default 256
 	ReapInterval   time.Duration // REAP_INTERVAL: between reaper passes; default 1s
 	RetryBase      time.Duration // RETRY_BASE: first retry delay; default 1s
 	RetryMax       time.Duration // RETRY_MAX: longest retry delay, ≥ RetryBase; default 5m

@@ -69,7 +69,7 @@ func TestLoadDefaults(t *testing.T) {
 		LogFormat:         "json",
 		Redis:             redisconn.Endpoint{Addr: "redis:6379"},
 		Pipeline: Pipeline{
-			DispatchWindow: 64,
+			DispatchWindow: 256,
 			ReapInterval:   time.Second,
 			RetryBase:      time.Second,
 			RetryMax:       5 * time.Minute,
