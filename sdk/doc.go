@@ -51,7 +51,10 @@
 //     exists and has not expired by the Redis clock, then ZREMs it, LREMs (count 1) the item
 //     from the processing list and RPUSHes: the item to <m>:run (check true), or a done
 //     message to modules:done. If the member is gone the outcome is dropped; if it expired,
-//     nothing changes.
+//     nothing changes. During a run phase a check that says yes is pushed by a script that
+//     also claims the head of <m>:run in the same step (the run's deadline and timeouts member
+//     as in 1): when nothing waited there, that is the item itself, run at once with the Job
+//     Check saw.
 //
 // Done messages are compact JSON. Their document is the item's echo: for an item from
 // homeindexd (it has job fields) its identity only, {"id", "uid" (if any), "_hi_job",
