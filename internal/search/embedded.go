@@ -126,17 +126,25 @@ func (ix *embeddedIndex) createSchema() error {
 	// Indexes made before text_hash existed get the column; their rows hold NULL, which
 	// matches no hash, so each row's full text is written again at its next upsert.
 	for _, c := range []string{filesCollection, chunksCollection} {
-		var n int
-		if err := ix.writer.QueryRow(`SELECT count(*) FROM pragma_table_info(?) WHERE name = 'text_hash'`, c+"_docs").Scan(&n); err != nil {
+		has, err := hasColumn(ix.writer, c+"_docs", "text_hash")
+		if err != nil {
 			return fmt.Errorf("create schema: %w", err)
 		}
-		if n == 0 {
+		if !has {
 			if _, err := ix.writer.Exec(`ALTER TABLE ` + c + `_docs ADD COLUMN text_hash INTEGER`); err != nil {
 				return fmt.Errorf("create schema: add text_hash to %s_docs: %w", c, err)
 			}
 		}
 	}
 	return nil
+}
+
+// hasColumn reports whether table has the column (an index written by an earlier version may
+// lack it, or still have one since replaced).
+func hasColumn(db *sql.DB, table, column string) (bool, error) {
+	var n int
+	err := db.QueryRow(`SELECT count(*) FROM pragma_table_info(?) WHERE name = ?`, table, column).Scan(&n)
+	return n > 0, err
 }
 
 func (ix *embeddedIndex) Files() Collection  { return ix.files }

@@ -75,6 +75,10 @@ func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage)
 				hash := textHash(text)
 				old, ok := current[d.id]
 				seq := old.seq
+				// The text is written only when it changed: a module hop that adds no words (a
+				// thumbnail, a module with nothing for this file) spares the full-text index
+				// its delete, insert and the segment merges they cause.
+				textChanged := !ok || !old.textHash.Valid || old.textHash.Int64 != hash
 				if !ok {
 					res, err := tx.ExecContext(ctx, fs.ins, append([]any{d.id, d.raw, hash}, vals...)...)
 					if err != nil {
@@ -84,20 +88,21 @@ func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage)
 						return err
 					}
 				} else {
+					var newHash *int64
+					if textChanged {
+						newHash = &hash
+					}
 					ch := changed(old.cols, vals)
-					if _, err := tx.ExecContext(ctx, fs.update(ch), updateArgs(d.raw, hash, vals, ch, seq)...); err != nil {
+					if _, err := tx.ExecContext(ctx, fs.update(ch, newHash), updateArgs(d.raw, newHash, vals, ch, seq)...); err != nil {
 						return err
 					}
-				}
-				// The text is written only when it changed: a module hop that adds no words (a
-				// thumbnail, a module with nothing for this file) spares the full-text index
-				// its delete, insert and the segment merges they cause.
-				if !ok || !old.textHash.Valid || old.textHash.Int64 != hash {
-					if ok {
+					if textChanged {
 						if _, err := tx.ExecContext(ctx, ftsDel, seq); err != nil {
 							return err
 						}
 					}
+				}
+				if textChanged {
 					if _, err := tx.ExecContext(ctx, ftsIns, seq, text); err != nil {
 						return err
 					}

@@ -54,22 +54,29 @@ func changed(stored []sql.NullString, vals []any) []bool {
 	return out
 }
 
-// update returns "UPDATE ... SET doc = ?, text_hash = ?, <changed columns> = jsonb(?) ... WHERE seq = ?".
-// SQLite maintains an expression index only when the UPDATE assigns a column it reads, so
-// leaving unchanged columns out spares their indexes.
-func (f *facetSQL) update(changed []bool) string {
-	mask := make([]byte, len(changed))
+// update returns "UPDATE ... SET doc = ?[, text_hash = ?], <changed columns> = jsonb(?) ...
+// WHERE seq = ?", text_hash when newHash is set (the full text changed). SQLite maintains an
+// expression index only when the UPDATE assigns a column it reads, so leaving unchanged
+// columns out spares their indexes.
+func (f *facetSQL) update(changed []bool, newHash *int64) string {
+	mask := make([]byte, len(changed), len(changed)+1)
 	for i, c := range changed {
 		mask[i] = '0'
 		if c {
 			mask[i] = '1'
 		}
 	}
+	if newHash != nil {
+		mask = append(mask, 't')
+	}
 	if s, ok := f.upd[string(mask)]; ok {
 		return s
 	}
 	var b strings.Builder
-	b.WriteString("UPDATE " + f.table + " SET doc = ?, text_hash = ?")
+	b.WriteString("UPDATE " + f.table + " SET doc = ?")
+	if newHash != nil {
+		b.WriteString(", text_hash = ?")
+	}
 	for i, c := range changed {
 		if c {
 			b.WriteString(", " + facetColumn(f.declared[i]) + " = jsonb(?)")
@@ -80,9 +87,13 @@ func (f *facetSQL) update(changed []bool) string {
 	return b.String()
 }
 
-// updateArgs returns the arguments of update(changed): doc, textHash, the changed values, seq.
-func updateArgs(doc, textHash any, vals []any, changed []bool, seq int64) []any {
-	args := []any{doc, textHash}
+// updateArgs returns the arguments of update(changed, newHash): doc, *newHash if set, the
+// changed values, seq.
+func updateArgs(doc any, newHash *int64, vals []any, changed []bool, seq int64) []any {
+	args := []any{doc}
+	if newHash != nil {
+		args = append(args, *newHash)
+	}
 	for i, c := range changed {
 		if c {
 			args = append(args, vals[i])

@@ -70,11 +70,11 @@ func (c *embeddedCollection) loadSettings() error {
 // every attribute's keys, all expression indexes over it) to one column per attribute: the
 // facets are recomputed from the stored documents, so nothing needs re-sending.
 func (c *embeddedCollection) migrateFlat() error {
-	var n int
-	if err := c.ix.writer.QueryRow(`SELECT count(*) FROM pragma_table_info(?) WHERE name = 'flat'`, c.name+"_docs").Scan(&n); err != nil {
+	has, err := hasColumn(c.ix.writer, c.name+"_docs", "flat")
+	if err != nil {
 		return fmt.Errorf("migrate %s: %w", c.name, err)
 	}
-	if n == 0 {
+	if !has {
 		return nil
 	}
 	ctx := context.Background()
@@ -217,22 +217,21 @@ func (c *embeddedCollection) refacet(ctx context.Context, tx *sql.Tx, spec facet
 	for i := range all {
 		all[i] = true
 	}
-	upd := fs.update(all)
+	upd := fs.update(all, nil) // the full text does not change here
 	type row struct {
-		seq      int64
-		doc      string
-		textHash sql.NullInt64 // kept: the full text does not change here
+		seq int64
+		doc string
 	}
 	last := int64(-1 << 63)
 	for {
-		rows, err := tx.QueryContext(ctx, `SELECT seq, doc, text_hash FROM `+c.name+`_docs WHERE seq > ? ORDER BY seq LIMIT 500`, last)
+		rows, err := tx.QueryContext(ctx, `SELECT seq, doc FROM `+c.name+`_docs WHERE seq > ? ORDER BY seq LIMIT 500`, last)
 		if err != nil {
 			return err
 		}
 		var page []row
 		for rows.Next() {
 			var r row
-			if err := rows.Scan(&r.seq, &r.doc, &r.textHash); err != nil {
+			if err := rows.Scan(&r.seq, &r.doc); err != nil {
 				rows.Close()
 				return err
 			}
@@ -253,7 +252,7 @@ func (c *embeddedCollection) refacet(ctx context.Context, tx *sql.Tx, spec facet
 			if err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, upd, updateArgs(r.doc, r.textHash, fs.values(facets), all, r.seq)...); err != nil {
+			if _, err := tx.ExecContext(ctx, upd, updateArgs(r.doc, nil, fs.values(facets), all, r.seq)...); err != nil {
 				return err
 			}
 		}

@@ -206,7 +206,8 @@ func TestFacetOwnerAndChangedColumns(t *testing.T) {
 	if !slices.Equal(ch, []bool{true, false, false}) {
 		t.Fatalf("changed = %v, want only next", ch)
 	}
-	if got, want := fs.update(ch), `UPDATE files_docs SET doc = ?, text_hash = ?, "f:next" = jsonb(?) WHERE seq = ?`; got != want {
+	hash := int64(1)
+	if got, want := fs.update(ch, &hash), `UPDATE files_docs SET doc = ?, text_hash = ?, "f:next" = jsonb(?) WHERE seq = ?`; got != want {
 		t.Errorf("update = %s, want %s", got, want)
 	}
 	// A column that loses its keys is cleared; one that gains some is set.
