@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -248,7 +249,12 @@ func TestCheckedItemRunsAtOnce(t *testing.T) {
 	e.push("m:check", second)
 	close(release)
 
-	s := <-seen
+	var s held
+	select {
+	case s = <-seen:
+	case <-time.After(waitFor):
+		t.Fatal("the checked item did not run")
+	}
 	if len(s.run) != 0 || len(s.checkProcessing) != 0 || len(s.runProcessing) != 1 || s.runProcessing[0] != second {
 		t.Errorf("while it runs: m:run %q, m:check:processing %q, m:run:processing %q", s.run, s.checkProcessing, s.runProcessing)
 	}

@@ -40,7 +40,7 @@ func (w *Worker) newJob(l lease) (*Job, error) {
 		ID:       info.ID,
 		Document: doc,
 		echo:     echoOf(l.item, info),
-		Log:      w.log.With().Str("id", info.ID).Str("phase", string(l.phase())).Int("attempt", info.Job.Attempt).Logger(),
+		Log:      w.jobLog(l.phase(), info.ID, info.Job.Attempt),
 	}
 	if info.HasJob {
 		job.Attempt = info.Job.Attempt
@@ -76,16 +76,22 @@ func (w *Worker) newJob(l lease) (*Job, error) {
 	return job, nil
 }
 
+// jobLog is the logger of a job in one phase.
+func (w *Worker) jobLog(phase protocol.Phase, id string, attempt int) zerolog.Logger {
+	return w.log.With().Str("id", id).Str("phase", string(phase)).Int("attempt", attempt).Logger()
+}
+
 // jobSuffix reads the job fields BuildItem puts at an item's end.
 var jobSuffix = regexp.MustCompile(`"_hi_job":"([0-9a-f]{1,64})","_hi_attempt":([0-9]{1,9}),"_hi_since":([0-9]{1,17})\}$`)
 
 // readItem reads an item's id, uid and job fields, and its document into doc (left empty if
 // the document does not parse). Items built by homeindexd take a fast path that reads the
-// document once; others (an upstream core's) are parsed by protocol.ParseItem.
+// document once; others (an upstream core's) are parsed by protocol.ParseItem. The document
+// reads itself (UnmarshalJSON): json.Unmarshal would first scan the whole item once more.
 func readItem(item string, doc *protocol.Document) (protocol.ItemInfo, error) {
 	if uid, ours := protocol.ItemUID(item); ours {
 		tail := item[max(0, len(item)-160):]
-		if m := jobSuffix.FindStringSubmatch(tail); m != nil && json.Unmarshal([]byte(item), doc) == nil && doc.ID != "" {
+		if m := jobSuffix.FindStringSubmatch(tail); m != nil && doc.UnmarshalJSON([]byte(item)) == nil && doc.ID != "" {
 			n, _ := strconv.Atoi(m[2])
 			since, _ := strconv.ParseInt(m[3], 10, 64)
 			return protocol.ItemInfo{ID: doc.ID, UID: uid, HasJob: true, Job: protocol.Job{Token: m[1], Attempt: n, Since: since}}, nil
@@ -95,7 +101,7 @@ func readItem(item string, doc *protocol.Document) (protocol.ItemInfo, error) {
 	if err != nil {
 		return info, err
 	}
-	if json.Unmarshal([]byte(item), doc) != nil {
+	if doc.UnmarshalJSON([]byte(item)) != nil {
 		*doc = protocol.Document{}
 	}
 	return info, nil
@@ -161,7 +167,7 @@ func (w *Worker) doCheck(l lease) error {
 		case err != nil:
 			return err
 		case next == runThis:
-			job.Log = w.log.With().Str("id", job.ID).Str("phase", string(protocol.PhaseRun)).Int("attempt", job.Attempt).Logger()
+			job.Log = w.jobLog(protocol.PhaseRun, job.ID, job.Attempt)
 			return w.runJob(run, job)
 		case next == runHead:
 			return w.doRun(run)

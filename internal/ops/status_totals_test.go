@@ -12,6 +12,7 @@ import (
 
 	"github.com/homeindex/homeindex/internal/catalog"
 	"github.com/homeindex/homeindex/internal/filesync"
+	"github.com/homeindex/homeindex/internal/testutil/wait"
 	"github.com/homeindex/homeindex/internal/watch"
 )
 
@@ -100,14 +101,10 @@ func TestStatusTotalsDuringASyncComeWithoutWaiting(t *testing.T) {
 	if d := get(totalsRunningTTL + time.Second); d.Live != 10 {
 		t.Fatalf("stale status during a sync: %+v, want the last totals (10 live) at once", d)
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		if busy, at := counting(); !busy && at.After(t0) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no background count after the totals went stale during a sync")
-		}
-	}
+	wait.For(t, "a background count after the totals went stale during a sync", func() bool {
+		busy, at := counting()
+		return !busy && at.After(t0)
+	})
 	if d := get(totalsRunningTTL + 2*time.Second); d.Live != 15 || d.Files != 15 {
 		t.Fatalf("status after the background count: %+v, want 15 live, 15 files", d)
 	}
