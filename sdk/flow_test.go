@@ -4,7 +4,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -310,5 +313,74 @@ func TestCheckedItemWaitsBehindQueuedRuns(t *testing.T) {
 	}
 	if len(order) != 3 || order[1] != waitingID || order[2] != freshID {
 		t.Errorf("runs %q, want the first, then %s (waiting in m:run), then %s (checked later)", order, waitingID, freshID)
+	}
+}
+
+// yesHandler is a handler declaring that its checks always say yes, as HandlerFuncs with no
+// CheckFunc does; its Check still counts calls, to show which items skipped it.
+type yesHandler struct{ *handler }
+
+func (yesHandler) alwaysYes() bool { return true }
+
+// TestAlwaysYesClaimsStraightIntoRun: a worker whose checks cannot say no checks only the item
+// that starts its run phase; after that each claim takes a queued run first, then a check item
+// straight into its run (one script, the run's timeouts member, never in m:check:processing).
+func TestAlwaysYesClaimsStraightIntoRun(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	queuedID := e.file("queued.txt", "q")
+	queued := e.item(queuedID, "queued.txt", "uid-m", 1)
+	var ids []string
+	var items []string
+	for _, name := range []string{"c1.txt", "c2.txt", "c3.txt"} {
+		id := e.file(name, name)
+		ids = append(ids, id)
+		items = append(items, e.item(id, name, "uid-m", 1))
+	}
+	var checks atomic.Int32
+	type held struct {
+		checkProcessing, runProcessing []string
+		members                        []string
+	}
+	var mu sync.Mutex
+	seen := map[string]held{}
+	h := yesHandler{&handler{
+		check: func(context.Context, *Job) (bool, error) { checks.Add(1); return true, nil },
+		run: func(_ context.Context, job *Job) (Result, error) {
+			ms, _ := e.rdb.ZRange(e.ctx, protocol.TimeoutsKey, 0, -1).Result()
+			mu.Lock()
+			seen[job.ID] = held{e.lrange("m:check:processing"), e.lrange("m:run:processing"), ms}
+			mu.Unlock()
+			return Result{}, nil
+		},
+	}}
+	e.push("m:run", queued) // checked earlier: it keeps its turn
+	for _, it := range items {
+		e.push("m:check", it)
+	}
+	e.serve(e.config("m"), h)
+	for range 4 {
+		e.nextDone()
+	}
+	var order []string
+	for _, s := range h.spans() {
+		order = append(order, s.id)
+	}
+	if want := append([]string{queuedID}, ids...); !slices.Equal(order, want) {
+		t.Errorf("runs in order %q, want %q", order, want)
+	}
+	if n := checks.Load(); n != 1 {
+		t.Errorf("Check called %d times, want once (the item that started the run phase)", n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for i, id := range ids[1:] {
+		s := seen[id]
+		if len(s.checkProcessing) != 0 || !slices.Equal(s.runProcessing, []string{items[i+1]}) {
+			t.Errorf("while %s runs: m:check:processing %q, m:run:processing %q", id, s.checkProcessing, s.runProcessing)
+		}
+		if !slices.Equal(s.members, []string{protocol.TimeoutMember("m:run", items[i+1])}) {
+			t.Errorf("while %s runs: timeouts %q, want its run member", id, s.members)
+		}
 	}
 }

@@ -57,6 +57,10 @@ func (f HandlerFuncs) Check(ctx context.Context, job *Job) (bool, error) {
 	return f.CheckFunc(ctx, job)
 }
 
+// alwaysYes reports that Check cannot say no (nil CheckFunc): the worker then takes check items
+// straight into their run while in a run phase (claimScript), with no Check call.
+func (f HandlerFuncs) alwaysYes() bool { return f.CheckFunc == nil }
+
 // Run calls f.RunFunc.
 func (f HandlerFuncs) Run(ctx context.Context, job *Job) (Result, error) {
 	if f.RunFunc == nil {

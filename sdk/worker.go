@@ -26,6 +26,7 @@ type Worker struct {
 	claimKeys []string // claimScript's KEYS
 	timeout   string   // cfg.Timeout in seconds, for the scripts
 	shares    *shares  // nil without resource-share groups
+	checksAll bool     // the handler's Check always says yes (HandlerFuncs with no CheckFunc)
 	waitCheck *listWaiter
 	waitRun   *listWaiter
 	health    redisHealth
@@ -62,6 +63,9 @@ func NewWorker(cfg Config, h Handler) (*Worker, error) {
 			Str("module", cfg.Module).Str("worker", cfg.WorkerID).Logger(),
 	}
 	w.keys.check, w.keys.run = protocol.CheckKey(cfg.Module), protocol.RunKey(cfg.Module)
+	if y, ok := h.(interface{ alwaysYes() bool }); ok {
+		w.checksAll = y.alwaysYes()
+	}
 	w.waitCheck, w.waitRun = newListWaiter(rdb, w.keys.check), newListWaiter(rdb, w.keys.run)
 	w.claimKeys = []string{w.keys.check, protocol.ProcessingKey(w.keys.check), w.keys.run,
 		protocol.ProcessingKey(w.keys.run), protocol.TimeoutsKey}
@@ -183,6 +187,13 @@ func (w *Worker) step(ctx context.Context) (progress bool, kind waitKind, err er
 	case err != nil:
 		return false, 0, err
 	case st == claimed && l.queue == w.keys.check:
+		if w.checksAll && w.shares == nil && !w.inPhase {
+			// A check that must say yes starts the run phase, so the item runs now and the
+			// claims after it take items straight into their run.
+			if err := w.startPhase(ctx); err != nil {
+				return true, 0, errors.Join(err, w.handBack(l, w.log))
+			}
+		}
 		return true, 0, w.doCheck(l)
 	case st == claimed:
 		return true, 0, w.doRun(l)
