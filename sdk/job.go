@@ -246,11 +246,7 @@ func (w *Worker) runJob(l lease, job *Job) error {
 		job.Log.Error().Err(err).Msg("cannot create the metadata directory")
 		return w.fail(l, job, fmt.Errorf("create metadata directory: %w", err))
 	}
-	rl, err := w.openRunLog(job.MetadataDir, job.Log.With())
-	if err != nil {
-		job.Log.Error().Err(err).Msg("cannot open the run log")
-		return w.fail(l, job, err)
-	}
+	rl := w.openRunLog(job.MetadataDir, job.Log.With())
 	defer rl.close()
 	job.Log = rl.log
 	job.Log.Info().Str("path", job.Path).Msg("run started")
