@@ -55,6 +55,11 @@
 //     also claims the head of <m>:run in the same step (the run's deadline and timeouts member
 //     as in 1): when nothing waited there, that is the item itself, run at once with the Job
 //     Check saw.
+//  5. A handler whose Check cannot say no (HandlerFuncs with no CheckFunc) is checked only
+//     for the item that starts its run phase. During the phase each claim takes the head of
+//     <m>:run, else the head of <m>:check straight to <m>:run:processing with the run's
+//     deadline and timeouts member (protocol.TimeoutMember("<m>:run", item)): the state a
+//     check that said yes and a claimed run would leave, in one script instead of two.
 //
 // Done messages are compact JSON. Their document is the item's echo: for an item from
 // homeindexd (it has job fields) its identity only, {"id", "uid" (if any), "_hi_job",
@@ -87,7 +92,9 @@
 // METADATA_DIRECTORY/by-id/<id>/<module>, created before Run (a check does not create it).
 // Every run appends its log lines to log.txt there (plain text, UTC times), starting with
 // "run started" and ending with "run done", "run failed", "run timed out" or a shutdown line,
-// with the handler's own lines (Job.Log) between; they also go to the worker's log.
+// with the handler's own lines (Job.Log) between; they also go to the worker's log. Only lines
+// at LOGGING_LEVEL or above are written, and log.txt is opened at a run's first one: at
+// LOGGING_LEVEL=error a run that goes well leaves no log.txt.
 //
 // # Run phases
 //
