@@ -122,13 +122,31 @@ func BuildItem(id string, doc json.RawMessage, uid string, job Job) (string, err
 		b.WriteByte(',')
 	}
 	if uid != "" {
-		b.WriteString(`"` + FieldUID + `":`)
-		u, _ := json.Marshal(uid)
-		writeASCII(&b, u)
+		writeUID(&b, uid)
 		b.WriteByte(',')
 	}
 	b.WriteString(job.suffix())
 	return b.String(), nil
+}
+
+func writeUID(b *strings.Builder, uid string) {
+	b.WriteString(`"` + FieldUID + `":`)
+	u, _ := json.Marshal(uid)
+	writeASCII(b, u)
+}
+
+// ItemUIDMarker is the text every BuildItem item built for uid holds right before its job
+// fields, `"uid":<uid>,"_hi_job":"`. A string value cannot hold it (its quotes are escaped),
+// only a nested object with those very keys could: finding it tells a worker an item is its
+// own without parsing the item. It is "" for the empty uid, whose items name none.
+func ItemUIDMarker(uid string) string {
+	if uid == "" {
+		return ""
+	}
+	var b strings.Builder
+	writeUID(&b, uid)
+	b.WriteString(`,"` + FieldJob + `":"`)
+	return b.String()
 }
 
 // writeASCII copies compact JSON, escaping every non-ASCII rune and DEL as \uXXXX (UTF-16

@@ -119,6 +119,49 @@ func TestItemUID(t *testing.T) {
 	}
 }
 
+// TestItemUIDMarker: an item built for a uid holds the uid's marker right before its job
+// fields, whatever the uid's characters, and an item built for another uid (or none, or a
+// document whose values mention the uid) does not hold it.
+func TestItemUIDMarker(t *testing.T) {
+	t.Parallel()
+	if m := ItemUIDMarker(""); m != "" {
+		t.Errorf(`ItemUIDMarker("") = %q, want ""`, m)
+	}
+	job := Job{Token: "ab12", Attempt: 2, Since: 5}
+	for _, uid := range []string{"uid-m", `q"u\o`, "café 😀", "<&>", "\n\t", "1"} {
+		marker := ItemUIDMarker(uid)
+		doc := json.RawMessage(`{"id":"a","note":` + string(mustMarshal(t, `"uid":"`+uid+`","_hi_job":"`)) + `}`)
+		item, err := BuildItem("a", doc, uid, job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Count(item, marker) != 1 || !strings.HasSuffix(item, marker+strings.TrimPrefix(job.suffix(), `"`+FieldJob+`":"`)) {
+			t.Errorf("uid %q: item %s, marker %s", uid, item, marker)
+		}
+		if got, _ := ItemUID(item); got != uid {
+			t.Errorf("uid %q: ItemUID = %q", uid, got)
+		}
+		for _, other := range []string{"", uid + "x", "x" + uid} {
+			o, err := BuildItem("a", doc, other, job)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(o, marker) {
+				t.Errorf("uid %q: the item built for %q holds its marker: %s", uid, other, o)
+			}
+		}
+	}
+}
+
+func mustMarshal(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 func TestParseItemForeign(t *testing.T) {
 	t.Parallel()
 	info, err := ParseItem(`{"id": "abc", "paths": {}, "uid": 42}`)

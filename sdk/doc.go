@@ -57,9 +57,11 @@
 //     Check saw.
 //  5. A handler whose Check cannot say no (HandlerFuncs with no CheckFunc) is checked only
 //     for the item that starts its run phase. During the phase each claim takes the head of
-//     <m>:run, else the head of <m>:check straight to <m>:run:processing with the run's
-//     deadline and timeouts member (protocol.TimeoutMember("<m>:run", item)): the state a
-//     check that said yes and a claimed run would leave, in one script instead of two.
+//     <m>:run, else the head of <m>:check, when it was built for the worker's uid (it holds
+//     protocol.ItemUIDMarker), straight to <m>:run:processing with the run's deadline and
+//     timeouts member (protocol.TimeoutMember("<m>:run", item)): the state a check that said
+//     yes and a claimed run would leave, in one script instead of two. Other items (another
+//     uid's, the upstream core's) are claimed as checks, as in 1.
 //
 // Done messages are compact JSON. Their document is the item's echo: for an item from
 // homeindexd (it has job fields) its identity only, {"id", "uid" (if any), "_hi_job",

@@ -324,7 +324,8 @@ func (yesHandler) alwaysYes() bool { return true }
 
 // TestAlwaysYesClaimsStraightIntoRun: a worker whose checks cannot say no checks only the item
 // that starts its run phase; after that each claim takes a queued run first, then a check item
-// straight into its run (one script, the run's timeouts member, never in m:check:processing).
+// built for its uid straight into its run (one script, the run's timeouts member, never in
+// m:check:processing). An item for another uid is still claimed as a check.
 func TestAlwaysYesClaimsStraightIntoRun(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -354,10 +355,9 @@ func TestAlwaysYesClaimsStraightIntoRun(t *testing.T) {
 			return Result{}, nil
 		},
 	}}
+	foreign := e.item(e.file("foreign.txt", "f"), "foreign.txt", "uid-other", 1)
 	e.push("m:run", queued) // checked earlier: it keeps its turn
-	for _, it := range items {
-		e.push("m:check", it)
-	}
+	e.push("m:check", items[0], foreign, items[1], items[2])
 	e.serve(e.config("m"), h)
 	for range 4 {
 		e.nextDone()
@@ -372,15 +372,24 @@ func TestAlwaysYesClaimsStraightIntoRun(t *testing.T) {
 	if n := checks.Load(); n != 1 {
 		t.Errorf("Check called %d times, want once (the item that started the run phase)", n)
 	}
+	// The item built for another uid is claimed as a check and set aside there, for a worker
+	// of its uid to check.
+	if got := e.lrange("m:check:processing"); !slices.Equal(got, []string{foreign}) {
+		t.Errorf("m:check:processing %q, want the foreign item", got)
+	}
+	if ms, _ := e.rdb.ZRange(e.ctx, protocol.TimeoutsKey, 0, -1).Result(); !slices.Equal(ms, []string{protocol.TimeoutMember("m:check", foreign)}) {
+		t.Errorf("timeouts %q, want the foreign item's check member", ms)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	for i, id := range ids[1:] {
 		s := seen[id]
-		if len(s.checkProcessing) != 0 || !slices.Equal(s.runProcessing, []string{items[i+1]}) {
+		it := items[i+1]
+		if slices.Contains(s.checkProcessing, it) || !slices.Equal(s.runProcessing, []string{it}) {
 			t.Errorf("while %s runs: m:check:processing %q, m:run:processing %q", id, s.checkProcessing, s.runProcessing)
 		}
-		if !slices.Equal(s.members, []string{protocol.TimeoutMember("m:run", items[i+1])}) {
-			t.Errorf("while %s runs: timeouts %q, want its run member", id, s.members)
+		if !slices.Contains(s.members, protocol.TimeoutMember("m:run", it)) || slices.Contains(s.members, protocol.TimeoutMember("m:check", it)) {
+			t.Errorf("while %s runs: timeouts %q, want its run member only", id, s.members)
 		}
 	}
 }

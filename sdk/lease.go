@@ -36,12 +36,9 @@ const (
 // claim takes the next item (claimScript): a check, else a run when mayRun. The local
 // deadline starts before the script runs, so it never falls after the one Redis records.
 func (w *Worker) claim(ctx context.Context, mayRun bool) (lease, claimStatus, error) {
-	args := []any{w.timeout, "0", w.cfg.WorkerID, "0"}
+	args := []any{w.timeout, "0", w.cfg.WorkerID, w.directMarker}
 	if mayRun {
 		args[1] = "1"
-	}
-	if w.checksAll {
-		args[3] = "1"
 	}
 	start := time.Now()
 	v, err := claimScript.Run(ctx, w.rdb, w.claimKeys, args...).Result()

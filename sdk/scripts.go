@@ -61,9 +61,11 @@ end
 // claimScript takes the next item into its processing list and gives it a deadline in the
 // same step, so the item is in a list at every instant (upstream LPOPs or BLPOPs first and
 // records it after, and its BLMOVE call never works). Checks come first: they are cheap and
-// need no share tokens. A worker whose checks always say yes (ARGV[4] '1') and that may run
-// now takes runs first, then check items straight into their run: a check phase that cannot
-// say no would only move the item from one list to the other.
+// need no share tokens. A worker whose checks always say yes (ARGV[4] not empty) and that may
+// run now takes runs first, then a check item built for its uid (one holding ARGV[4],
+// protocol.ItemUIDMarker) straight into its run: a check phase that cannot say no would only
+// move the item from one list to the other. Any other check item is claimed as a check, so an
+// item for another uid is set aside as a check, for a worker that checks it.
 //
 // KEYS[1] -> <m>:check                LIST  taken first (head)
 // KEYS[2] -> <m>:check:processing     LIST  (tail)
@@ -72,7 +74,8 @@ end
 // KEYS[5] -> timeouts                 ZSET  member timeout_member(queue, item) -> deadline
 // KEYS[6..] -> <g>:share              LIST  resource-share lists ARGV[3] must head to take a run
 // ARGV[1] -> timeout seconds (decimal); ARGV[2] -> '1' if this worker may run now, else '0'
-// ARGV[3] -> worker id (with KEYS[6..]); ARGV[4] -> '1' if its checks always say yes
+// ARGV[3] -> worker id (with KEYS[6..]); ARGV[4] -> its uid marker if its checks always say
+// yes, else empty
 //
 // Returns: {queue, item}; nil if there is nothing to take; 0 if a run waits but ARGV[3] does
 // not head every KEYS[6..] (nothing moved). The deadline is the Redis clock + ARGV[1], in
@@ -85,15 +88,20 @@ local function heads_shares()
   end
   return true
 end
-local q = KEYS[1]
-local item
-if ARGV[2] == '1' and ARGV[4] == '1' then
-  if redis.call('LLEN', KEYS[3]) + redis.call('LLEN', KEYS[1]) == 0 then return nil end
-  if not heads_shares() then return 0 end
-  q = KEYS[3]
-  item = redis.call('LMOVE', KEYS[3], KEYS[4], 'LEFT', 'RIGHT') or
-    redis.call('LMOVE', KEYS[1], KEYS[4], 'LEFT', 'RIGHT')
-else
+local q, item = KEYS[1], nil
+if ARGV[2] == '1' and ARGV[4] ~= '' then
+  local from = KEYS[3]
+  if redis.call('LLEN', KEYS[3]) == 0 then
+    local head = redis.call('LINDEX', KEYS[1], 0)
+    if head and string.find(head, ARGV[4], 1, true) then from = KEYS[1] else from = nil end
+  end
+  if from then
+    if not heads_shares() then return 0 end
+    q = KEYS[3]
+    item = redis.call('LMOVE', from, KEYS[4], 'LEFT', 'RIGHT')
+  end
+end
+if not item then
   item = redis.call('LMOVE', KEYS[1], KEYS[2], 'LEFT', 'RIGHT')
   if not item then
     if ARGV[2] ~= '1' or redis.call('LLEN', KEYS[3]) == 0 then return nil end

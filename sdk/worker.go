@@ -27,10 +27,13 @@ type Worker struct {
 	timeout   string   // cfg.Timeout in seconds, for the scripts
 	shares    *shares  // nil without resource-share groups
 	checksAll bool     // the handler's Check always says yes (HandlerFuncs with no CheckFunc)
-	waitCheck *listWaiter
-	waitRun   *listWaiter
-	health    redisHealth
-	served    atomic.Bool
+	// directMarker is protocol.ItemUIDMarker(cfg.UID) when checksAll: claimScript takes the
+	// check items holding it straight into their run. "" otherwise.
+	directMarker string
+	waitCheck    *listWaiter
+	waitRun      *listWaiter
+	health       redisHealth
+	served       atomic.Bool
 
 	// Owned by the goroutine running Serve.
 	inPhase bool            // Load was called and Unload is due
@@ -63,8 +66,8 @@ func NewWorker(cfg Config, h Handler) (*Worker, error) {
 			Str("module", cfg.Module).Str("worker", cfg.WorkerID).Logger(),
 	}
 	w.keys.check, w.keys.run = protocol.CheckKey(cfg.Module), protocol.RunKey(cfg.Module)
-	if y, ok := h.(interface{ alwaysYes() bool }); ok {
-		w.checksAll = y.alwaysYes()
+	if y, ok := h.(interface{ alwaysYes() bool }); ok && y.alwaysYes() {
+		w.checksAll, w.directMarker = true, protocol.ItemUIDMarker(cfg.UID)
 	}
 	w.waitCheck, w.waitRun = newListWaiter(rdb, w.keys.check), newListWaiter(rdb, w.keys.run)
 	w.claimKeys = []string{w.keys.check, protocol.ProcessingKey(w.keys.check), w.keys.run,
