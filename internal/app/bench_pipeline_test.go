@@ -119,9 +119,10 @@ func benchPipeline(b *testing.B, n int, worker func(p *pipelineEnv) func(context
 // profileTimed writes a CPU profile of the timed part alone to $PIPELINE_CPUPROFILE when set
 // (go test's -cpuprofile also covers building the tree and the initial sync).
 func profileTimed(b *testing.B) (stop func()) {
+	stopHeap := heapTimed(b)
 	path := os.Getenv("PIPELINE_CPUPROFILE")
 	if path == "" {
-		return func() {}
+		return stopHeap
 	}
 	f, err := os.Create(path)
 	if err != nil {
@@ -130,7 +131,29 @@ func profileTimed(b *testing.B) (stop func()) {
 	if err := pprof.StartCPUProfile(f); err != nil {
 		b.Fatal(err)
 	}
-	return func() { pprof.StopCPUProfile(); f.Close() }
+	return func() { pprof.StopCPUProfile(); f.Close(); stopHeap() }
+}
+
+// heapTimed writes heap profiles to $PIPELINE_MEMPROFILE.base and $PIPELINE_MEMPROFILE at the
+// start and the end of the timed part, when set: the allocations of the timed part alone are
+// go tool pprof -sample_index=alloc_space -base $PIPELINE_MEMPROFILE.base $PIPELINE_MEMPROFILE.
+func heapTimed(b *testing.B) (stop func()) {
+	path := os.Getenv("PIPELINE_MEMPROFILE")
+	if path == "" {
+		return func() {}
+	}
+	write := func(p string) {
+		f, err := os.Create(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	write(path + ".base")
+	return func() { write(path) }
 }
 
 // benchTestEnv is a testEnv over a fresh tree of n tiny files.
