@@ -393,3 +393,22 @@ func TestAlwaysYesClaimsStraightIntoRun(t *testing.T) {
 		}
 	}
 }
+
+// TestAlwaysYesForeignItemLoadsNothing: an item built for another uid does not start an
+// always-yes worker's run phase (no Load for an item it will not run); it is set aside as a
+// check.
+func TestAlwaysYesForeignItemLoadsNothing(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	foreign := e.item(e.file("foreign.txt", "f"), "foreign.txt", "uid-other", 1)
+	h := yesHandler{&handler{}}
+	e.push("m:check", foreign)
+	e.serve(e.config("m"), h)
+	e.eventually("the foreign item set aside", func() bool { return e.logs.count("uid mismatch") == 1 })
+	if loads, _ := h.phases(); loads != 0 {
+		t.Errorf("%d loads for an item of another uid, want 0", loads)
+	}
+	if got := e.lrange("m:check:processing"); !slices.Equal(got, []string{foreign}) {
+		t.Errorf("m:check:processing %q, want the foreign item", got)
+	}
+}

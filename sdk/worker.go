@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,9 +27,9 @@ type Worker struct {
 	claimKeys []string // claimScript's KEYS
 	timeout   string   // cfg.Timeout in seconds, for the scripts
 	shares    *shares  // nil without resource-share groups
-	checksAll bool     // the handler's Check always says yes (HandlerFuncs with no CheckFunc)
-	// directMarker is protocol.ItemUIDMarker(cfg.UID) when checksAll: claimScript takes the
-	// check items holding it straight into their run. "" otherwise.
+	// directMarker is protocol.ItemUIDMarker(cfg.UID) when the handler's Check always says yes
+	// (HandlerFuncs with no CheckFunc): claimScript takes the check items holding it straight
+	// into their run. "" otherwise.
 	directMarker string
 	waitCheck    *listWaiter
 	waitRun      *listWaiter
@@ -67,7 +68,7 @@ func NewWorker(cfg Config, h Handler) (*Worker, error) {
 	}
 	w.keys.check, w.keys.run = protocol.CheckKey(cfg.Module), protocol.RunKey(cfg.Module)
 	if y, ok := h.(interface{ alwaysYes() bool }); ok && y.alwaysYes() {
-		w.checksAll, w.directMarker = true, protocol.ItemUIDMarker(cfg.UID)
+		w.directMarker = protocol.ItemUIDMarker(cfg.UID)
 	}
 	w.waitCheck, w.waitRun = newListWaiter(rdb, w.keys.check), newListWaiter(rdb, w.keys.run)
 	w.claimKeys = []string{w.keys.check, protocol.ProcessingKey(w.keys.check), w.keys.run,
@@ -190,9 +191,9 @@ func (w *Worker) step(ctx context.Context) (progress bool, kind waitKind, err er
 	case err != nil:
 		return false, 0, err
 	case st == claimed && l.queue == w.keys.check:
-		if w.checksAll && w.shares == nil && !w.inPhase {
-			// A check that must say yes starts the run phase, so the item runs now and the
-			// claims after it take items straight into their run.
+		if w.directMarker != "" && w.shares == nil && !w.inPhase && strings.Contains(l.item, w.directMarker) {
+			// A check of its own that must say yes starts the run phase, so the item runs now
+			// and the claims after it take items straight into their run.
 			if err := w.startPhase(ctx); err != nil {
 				return true, 0, errors.Join(err, w.handBack(l, w.log))
 			}
