@@ -10,6 +10,26 @@ local t = redis.call('TIME')
 local now_s = tonumber(t[1]) + tonumber(t[2]) / 1000000
 `
 
+// luaHeld ends the script unless the held item's timeouts member (KEYS[1] timeouts, ARGV[1]
+// member) stands: 0 (heldGone) when it is gone, -1 (heldExpired) when its deadline has passed
+// by the Redis clock (after luaNow).
+const luaHeld = `
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not score then return 0 end
+if tonumber(score) <= now_s then return -1 end
+`
+
+// luaHeadsShares defines heads_shares(first, worker): whether worker heads every resource-share
+// list KEYS[first..], as a run needs.
+const luaHeadsShares = `
+local function heads_shares(first, worker)
+  for i = first, #KEYS do
+    if redis.call('LINDEX', KEYS[i], 0) ~= worker then return false end
+  end
+  return true
+end
+`
+
 // luaTimeoutMember defines timeout_member(q, d): protocol.TimeoutMember in Lua, i.e. CPython's
 // json.dumps({"q": q, "d": d}) byte for byte: ", " and ": " separators, only ' '..'~' pass
 // through (but '"' and '\'), the short escapes \n \r \t \b \f, everything else \uXXXX in lower
@@ -81,13 +101,7 @@ end
 // not head every KEYS[6..] (nothing moved). The deadline is the Redis clock + ARGV[1], in
 // epoch seconds. An item taken straight from KEYS[1] into its run is returned as a run
 // ({KEYS[3], item}), its timeouts member naming KEYS[3], as if it had been checked and queued.
-var claimScript = newScript(luaNow + luaTimeoutMember + `
-local function heads_shares()
-  for i = 6, #KEYS do
-    if redis.call('LINDEX', KEYS[i], 0) ~= ARGV[3] then return false end
-  end
-  return true
-end
+var claimScript = newScript(luaNow + luaHeadsShares + luaTimeoutMember + `
 local q, item = KEYS[1], nil
 if ARGV[2] == '1' and ARGV[4] ~= '' then
   local from = KEYS[3]
@@ -96,7 +110,7 @@ if ARGV[2] == '1' and ARGV[4] ~= '' then
     if head and string.find(head, ARGV[4], 1, true) then from = KEYS[1] else from = nil end
   end
   if from then
-    if not heads_shares() then return 0 end
+    if not heads_shares(6, ARGV[3]) then return 0 end
     q = KEYS[3]
     item = redis.call('LMOVE', from, KEYS[4], 'LEFT', 'RIGHT')
   end
@@ -105,7 +119,7 @@ if not item then
   item = redis.call('LMOVE', KEYS[1], KEYS[2], 'LEFT', 'RIGHT')
   if not item then
     if ARGV[2] ~= '1' or redis.call('LLEN', KEYS[3]) == 0 then return nil end
-    if not heads_shares() then return 0 end
+    if not heads_shares(6, ARGV[3]) then return 0 end
     q = KEYS[3]
     item = redis.call('LMOVE', KEYS[3], KEYS[4], 'LEFT', 'RIGHT')
   end
@@ -124,10 +138,7 @@ return {q, item}
 //
 // Returns: 1 done; 0 the member is gone (reaped, or another worker's identical item finished
 // first): the outcome is dropped; -1 the deadline passed: nothing changed, the reaper retries.
-var finishScript = newScript(luaNow + `
-local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if not score then return 0 end
-if tonumber(score) <= now_s then return -1 end
+var finishScript = newScript(luaNow + luaHeld + `
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('LREM', KEYS[2], 1, ARGV[2])
 redis.call('RPUSH', KEYS[3], ARGV[3])
@@ -154,13 +165,8 @@ return 1
 // Redis clock + ARGV[3]; 0 the check's member is gone; -1 its deadline passed (nothing
 // changed: the reaper retries); 2 ARGV[5] no longer heads every KEYS[5..] (nothing changed:
 // finish the check to <m>:run).
-var runNowScript = newScript(luaNow + luaTimeoutMember + `
-local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if not score then return 0 end
-if tonumber(score) <= now_s then return -1 end
-for i = 5, #KEYS do
-  if redis.call('LINDEX', KEYS[i], 0) ~= ARGV[5] then return 2 end
-end
+var runNowScript = newScript(luaNow + luaHeld + luaHeadsShares + luaTimeoutMember + `
+if not heads_shares(5, ARGV[5]) then return 2 end
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('LREM', KEYS[2], 1, ARGV[2])
 local deadline = now_s + tonumber(ARGV[3])
@@ -197,10 +203,7 @@ return 1
 // ARGV[1] -> the item's timeouts member; ARGV[2] -> the item
 //
 // Returns: 1 handed back; 0 the member is gone; -1 the deadline passed (left for the reaper).
-var handBackScript = newScript(luaNow + `
-local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if not score then return 0 end
-if tonumber(score) <= now_s then return -1 end
+var handBackScript = newScript(luaNow + luaHeld + `
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('LREM', KEYS[2], 1, ARGV[2])
 redis.call('LPUSH', KEYS[3], ARGV[2])
