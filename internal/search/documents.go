@@ -19,41 +19,52 @@ type parsedDoc struct {
 // whole batch on one bad document). All problems are reported at once, up to a few, in an
 // error wrapping ErrInvalidDocument.
 func parseDocs(docs []json.RawMessage) ([]parsedDoc, error) {
-	out := make([]parsedDoc, 0, len(docs))
-	var problems []string
+	out := make([]parsedDoc, len(docs))
+	problems := make([]string, len(docs))
+	inParallel(len(docs), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			out[i], problems[i] = parseDoc(i, docs[i])
+		}
+	})
+	var shown []string
 	bad := 0
-	for i, raw := range docs {
-		var v map[string]any
-		var problem string
-		raw, err := indexForm(raw) // names that are not UTF-8: see FieldPathsExact
-		if err != nil {
-			problem = fmt.Sprintf("document %d: %v", i, err)
-		} else if err := json.Unmarshal(raw, &v); err != nil || v == nil {
-			problem = fmt.Sprintf("document %d: not a JSON object", i)
-		} else {
-			switch id, ok := v["id"].(string); {
-			case !ok:
-				problem = fmt.Sprintf("document %d: missing string field \"id\"", i)
-			case !ValidateID(id):
-				problem = fmt.Sprintf("document %d: id %.80q: want 1-%d bytes of [A-Za-z0-9_-]", i, id, MaxIDBytes)
-			default:
-				out = append(out, parsedDoc{id: id, raw: compactJSON(raw), value: v})
-				continue
-			}
+	for _, p := range problems {
+		if p == "" {
+			continue
 		}
 		bad++
-		if len(problems) < 5 {
-			problems = append(problems, problem)
+		if len(shown) < 5 {
+			shown = append(shown, p)
 		}
 	}
 	if bad == 0 {
 		return out, nil
 	}
 	more := ""
-	if bad > len(problems) {
-		more = fmt.Sprintf(" (and %d more)", bad-len(problems))
+	if bad > len(shown) {
+		more = fmt.Sprintf(" (and %d more)", bad-len(shown))
 	}
-	return nil, fmt.Errorf("%w: %s%s", ErrInvalidDocument, strings.Join(problems, "; "), more)
+	return nil, fmt.Errorf("%w: %s%s", ErrInvalidDocument, strings.Join(shown, "; "), more)
+}
+
+// parseDoc decodes and checks the i-th document of a batch; problem says what is wrong with it.
+func parseDoc(i int, raw []byte) (d parsedDoc, problem string) {
+	raw, err := indexForm(raw) // names that are not UTF-8: see FieldPathsExact
+	if err != nil {
+		return d, fmt.Sprintf("document %d: %v", i, err)
+	}
+	v := make(map[string]any, 32) // filled in place: a map sized once, not grown key by key
+	if err := json.Unmarshal(raw, &v); err != nil || v == nil {
+		return d, fmt.Sprintf("document %d: not a JSON object", i)
+	}
+	switch id, ok := v["id"].(string); {
+	case !ok:
+		return d, fmt.Sprintf("document %d: missing string field \"id\"", i)
+	case !ValidateID(id):
+		return d, fmt.Sprintf("document %d: id %.80q: want 1-%d bytes of [A-Za-z0-9_-]", i, id, MaxIDBytes)
+	default:
+		return parsedDoc{id: id, raw: compactJSON(raw), value: v}, ""
+	}
 }
 
 func compactJSON(raw []byte) []byte {

@@ -45,20 +45,32 @@ func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage)
 	if len(parsed) == 0 {
 		return nil
 	}
+	parsed = lastOfEach(parsed)
+	// Facets and text are computed before the writer's lock, from the settings of now: the
+	// writer, one at a time, then only runs SQL. Settings changed in between (rare) mean
+	// computing them again under the lock.
+	c.mu.RLock()
+	s := c.settings
+	c.mu.RUnlock()
+	prepared := prepareUpserts(parsed, s.spec())
+	if upsertPrepared != nil {
+		upsertPrepared()
+	}
 	c.ix.writeMu.Lock()
 	defer c.ix.writeMu.Unlock()
-	s := c.settings // stable: changes need ix.writeMu
-	spec := s.spec()
+	if !settingsEqual(s, c.settings) { // stable now: changes need ix.writeMu
+		s = c.settings
+		prepared = prepareUpserts(parsed, s.spec())
+	}
 	// Plain tx.ExecContext: the writer's connection keeps these statements prepared
 	// (internal/sqlitedb), where a tx.Prepare would parse them again on every call.
-	fs := newFacetSQL(c.name+"_docs", spec.declared())
+	fs := newFacetSQL(c.name+"_docs", s.spec().declared())
 	ftsDel := `DELETE FROM ` + c.name + `_fts WHERE rowid = ?`
 	ftsIns := `INSERT INTO ` + c.name + `_fts(rowid, text) VALUES (?, ?)`
-	parsed = lastOfEach(parsed)
 	var changes []tableChange
 	err = c.inTx(ctx, func(tx *sql.Tx) error {
 		changes = changes[:0]
-		for rest := parsed; len(rest) > 0; {
+		for rest := prepared; len(rest) > 0; {
 			page := rest[:min(len(rest), upsertPage)]
 			rest = rest[len(page):]
 			current, err := storedFacets(ctx, tx, fs, page)
@@ -66,21 +78,18 @@ func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage)
 				return err
 			}
 			for _, d := range page {
-				facets, err := flatFacets(d.value, spec)
-				if err != nil {
-					return fmt.Errorf("document %q: %w", d.id, err)
+				if d.err != nil {
+					return fmt.Errorf("document %q: %w", d.id, d.err)
 				}
-				vals := fs.values(facets)
-				text := searchText(d.value)
-				hash := textHash(text)
+				vals := fs.values(d.facets)
 				old, ok := current[d.id]
 				seq := old.seq
 				// The text is written only when it changed: a module hop that adds no words (a
 				// thumbnail, a module with nothing for this file) spares the full-text index
 				// its delete, insert and the segment merges they cause.
-				textChanged := !ok || !old.textHash.Valid || old.textHash.Int64 != hash
+				textChanged := !ok || !old.textHash.Valid || old.textHash.Int64 != d.hash
 				if !ok {
-					res, err := tx.ExecContext(ctx, fs.ins, append([]any{d.id, d.raw, hash}, vals...)...)
+					res, err := tx.ExecContext(ctx, fs.ins, append([]any{d.id, d.raw, d.hash}, vals...)...)
 					if err != nil {
 						return err
 					}
@@ -90,7 +99,7 @@ func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage)
 				} else {
 					var newHash *int64
 					if textChanged {
-						newHash = &hash
+						newHash = &d.hash
 					}
 					ch := changed(old.cols, vals)
 					if _, err := tx.ExecContext(ctx, fs.update(ch, newHash), updateArgs(d.raw, newHash, vals, ch, seq)...); err != nil {
@@ -103,11 +112,11 @@ func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage)
 					}
 				}
 				if textChanged {
-					if _, err := tx.ExecContext(ctx, ftsIns, seq, text); err != nil {
+					if _, err := tx.ExecContext(ctx, ftsIns, seq, d.text); err != nil {
 						return err
 					}
 				}
-				changes = append(changes, tableChange{seq: seq, id: d.id, facets: facets})
+				changes = append(changes, tableChange{seq: seq, id: d.id, facets: d.facets})
 			}
 		}
 		return nil
@@ -117,6 +126,35 @@ func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage)
 	}
 	c.maybeAnalyze(ctx, len(parsed))
 	return nil
+}
+
+// upsertPrepared, set by tests only, runs between an upsert's preparation and its lock.
+var upsertPrepared func()
+
+// upsertDoc is a parsed document with what its write needs: its facet objects (flatFacets),
+// its full text and the text's hash.
+type upsertDoc struct {
+	parsedDoc
+	facets map[string][]byte
+	err    error // why the facets could not be computed
+	text   string
+	hash   int64
+}
+
+// prepareUpserts computes the documents' facets and text for spec, on every core for a large
+// batch.
+func prepareUpserts(docs []parsedDoc, spec facetSpec) []upsertDoc {
+	out := make([]upsertDoc, len(docs))
+	inParallel(len(docs), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			d := upsertDoc{parsedDoc: docs[i]}
+			d.facets, d.err = flatFacets(d.value, spec)
+			d.text = searchText(d.value)
+			d.hash = textHash(d.text)
+			out[i] = d
+		}
+	})
+	return out
 }
 
 // maybeAnalyze refreshes the planner statistics each time the collection has taken as many
@@ -438,7 +476,7 @@ type storedRow struct {
 }
 
 // storedFacets reads the stored rows of docs that exist, by id, in one query.
-func storedFacets(ctx context.Context, tx *sql.Tx, fs *facetSQL, docs []parsedDoc) (map[string]storedRow, error) {
+func storedFacets(ctx context.Context, tx *sql.Tx, fs *facetSQL, docs []upsertDoc) (map[string]storedRow, error) {
 	ids := make([]string, len(docs))
 	for i, d := range docs {
 		ids[i] = d.id

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -222,5 +223,36 @@ func TestEmbeddedUpsertRewritesTextOnlyWhenItChanged(t *testing.T) {
 	}
 	if got := idSet(search(t, files, Query{Q: "x200"})); got != "a" {
 		t.Errorf("x200: %q, want a", got)
+	}
+}
+
+// Settings changed between an upsert's preparation (outside the writer's lock) and its write
+// are the ones the write uses: the document's facets are computed again for them.
+func TestUpsertPreparedWithStaleSettings(t *testing.T) {
+	ix := openEmbedded(t)
+	ctx := context.Background()
+	files := ix.Files()
+	if err := files.Configure(ctx, Settings{Filterable: []string{"size"}}); err != nil {
+		t.Fatal(err)
+	}
+	upsertPrepared = func() {
+		upsertPrepared = nil
+		if err := files.Configure(ctx, Settings{Filterable: []string{"size", "camera_model"}}); err != nil {
+			t.Error(err)
+		}
+	}
+	t.Cleanup(func() { upsertPrepared = nil })
+	if err := files.Upsert(ctx, []json.RawMessage{json.RawMessage(`{"id":"d1","size":7,"camera_model":"X100"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if upsertPrepared != nil {
+		t.Fatal("the hook did not run")
+	}
+	r, err := files.Search(ctx, Query{Filter: `camera_model = "X100"`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Hits) != 1 {
+		t.Fatalf("filter on the attribute made filterable during the upsert: %d hits, want 1", len(r.Hits))
 	}
 }

@@ -8,11 +8,9 @@ import (
 	"fmt"
 	"math"
 	"path"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/homeindex/homeindex/protocol"
@@ -72,8 +70,13 @@ var ChunkSettings = Settings{Filterable: []string{"file_id", "module"}, Sortable
 // directory relative to the files root ("archive"); a path below it is on the drive named by
 // its next element.
 func PrepareFile(raw json.RawMessage, archiveRel string) (json.RawMessage, error) {
-	var doc map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &doc); err != nil || doc == nil {
+	// Sized for a document with a few modules' fields, so filling it seldom grows it.
+	doc := make(map[string]json.RawMessage, 32)
+	err := protocol.EachMember(raw, func(k string, v json.RawMessage) error {
+		doc[k] = v
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("%w: not a JSON object", ErrInvalidDocument)
 	}
 	var paths []pathEntry
@@ -576,11 +579,10 @@ type preparedFiles struct {
 }
 
 // Upsert prepares each document; one that cannot be prepared is passed on as is, for the
-// backend's validation to name. A large batch (a first sync's) is prepared on every core:
-// preparing is pure CPU, and the write after it is single-threaded.
+// backend's validation to name. A large batch is prepared on every core (inParallel).
 func (f preparedFiles) Upsert(ctx context.Context, docs []json.RawMessage) error {
 	out := make([]json.RawMessage, len(docs))
-	prepare := func(lo, hi int) {
+	inParallel(len(docs), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			p, err := PrepareFile(docs[i], f.archiveRel)
 			if err != nil {
@@ -588,23 +590,9 @@ func (f preparedFiles) Upsert(ctx context.Context, docs []json.RawMessage) error
 			}
 			out[i] = p
 		}
-	}
-	workers := min(runtime.GOMAXPROCS(0), len(docs)/parallelPrepareMin)
-	if workers <= 1 {
-		prepare(0, len(docs))
-		return f.Collection.Upsert(ctx, out)
-	}
-	var wg sync.WaitGroup
-	per := (len(docs) + workers - 1) / workers
-	for lo := 0; lo < len(docs); lo += per {
-		wg.Go(func() { prepare(lo, min(lo+per, len(docs))) })
-	}
-	wg.Wait()
+	})
 	return f.Collection.Upsert(ctx, out)
 }
-
-// parallelPrepareMin is the fewest documents per goroutine worth starting one for.
-const parallelPrepareMin = 128
 
 func (f preparedFiles) Search(ctx context.Context, q Query) (Result, error) {
 	res, err := f.Collection.Search(ctx, q)

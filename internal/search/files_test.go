@@ -497,7 +497,7 @@ func TestLargeFileBatchPreparedInParallel(t *testing.T) {
 	if err := ix.Files().Configure(ctx, FileSettings(Settings{})); err != nil {
 		t.Fatal(err)
 	}
-	const n = 4*parallelPrepareMin + 37
+	const n = 4*parallelMin + 37
 	docs := make([]json.RawMessage, n)
 	for i := range docs {
 		docs[i] = json.RawMessage(fmt.Sprintf(`{"id":"d%04d","type":"image/jpeg","size":%d,"next":"","paths":{"archive/usb%d/photo%04d.jpg":1530000000}}`, i, i, i%3, i))
@@ -505,7 +505,7 @@ func TestLargeFileBatchPreparedInParallel(t *testing.T) {
 	if err := ix.Files().Upsert(ctx, docs); err != nil {
 		t.Fatal(err)
 	}
-	for _, i := range []int{0, parallelPrepareMin - 1, parallelPrepareMin, 2*parallelPrepareMin + 1, n - 1} {
+	for _, i := range []int{0, parallelMin - 1, parallelMin, 2*parallelMin + 1, n - 1} {
 		r, err := SearchFiles(ctx, ix, FileQuery{Q: fmt.Sprintf("photo%04d", i)})
 		if err != nil {
 			t.Fatal(err)

@@ -1,0 +1,29 @@
+package search
+
+import (
+	"testing"
+)
+
+// BenchmarkPrepareForIndex: the CPU a files index write spends on one document before its
+// SQL (PrepareFile, parsing, facets, text), for a document as a first sync renders it.
+func BenchmarkPrepareForIndex(b *testing.B) {
+	docs := hopDocs(1000, false)
+	spec := hopSettings.spec()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		raw, err := PrepareFile(docs[i%len(docs)], "archive")
+		if err != nil {
+			b.Fatal(err)
+		}
+		d, problem := parseDoc(0, raw)
+		if problem != "" {
+			b.Fatal(problem)
+		}
+		if _, err := flatFacets(d.value, spec); err != nil {
+			b.Fatal(err)
+		}
+		_ = textHash(searchText(d.value))
+		i++
+	}
+}
