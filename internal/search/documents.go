@@ -54,7 +54,7 @@ func parseDoc(i int, raw []byte) (d parsedDoc, problem string) {
 		return d, fmt.Sprintf("document %d: %v", i, err)
 	}
 	v := make(map[string]any, 32) // filled in place: a map sized once, not grown key by key
-	if err := json.Unmarshal(raw, &v); err != nil || v == nil {
+	if err := decodeObject(raw, &v); err != nil || v == nil {
 		return d, fmt.Sprintf("document %d: not a JSON object", i)
 	}
 	switch id, ok := v["id"].(string); {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -42,6 +43,36 @@ const (
 type facetSpec struct {
 	filterable, sortable []string
 	decl                 []string // declared(), when computed ahead
+	// roles memoizes role by path (Settings.spec makes one per write, shared by the
+	// goroutines preparing its documents): a batch's documents mostly share their paths, and
+	// each path's role takes a pass over every attribute.
+	roles *sync.Map
+}
+
+// pathRole is what a spec makes of one dotted path.
+type pathRole struct {
+	wanted   bool   // covered by a filterable or sortable attribute: its values are recorded
+	descend  bool   // wanted, or some attribute lies below it: the walk goes into its value
+	sortable bool   // covered by a sortable attribute: it has sort keys
+	owner    string // the declared attribute whose column holds its keys
+}
+
+func (s facetSpec) role(path string) pathRole {
+	if s.roles != nil {
+		if r, ok := s.roles.Load(path); ok {
+			return r.(pathRole)
+		}
+	}
+	r := pathRole{sortable: covered(path, s.sortable)}
+	r.wanted = r.sortable || covered(path, s.filterable)
+	r.descend = r.wanted || leadsTo(path, s.filterable) || leadsTo(path, s.sortable)
+	if r.wanted {
+		r.owner = owner(path, s.declared())
+	}
+	if s.roles != nil {
+		s.roles.Store(path, r)
+	}
+	return r
 }
 
 // covered reports whether path is attr or nested under one of attrs.
@@ -118,14 +149,6 @@ func (w *facetWalker) at(path string) *facet {
 	return f
 }
 
-func (w *facetWalker) wanted(path string) bool {
-	return covered(path, w.spec.filterable) || covered(path, w.spec.sortable)
-}
-
-func (w *facetWalker) descend(path string) bool {
-	return w.wanted(path) || leadsTo(path, w.spec.filterable) || leadsTo(path, w.spec.sortable)
-}
-
 // object walks the members of an object found at prefix ("" for the document).
 func (w *facetWalker) object(prefix string, obj map[string]any) {
 	for k, v := range obj {
@@ -133,17 +156,17 @@ func (w *facetWalker) object(prefix string, obj map[string]any) {
 		if prefix != "" {
 			path = prefix + "." + k
 		}
-		if !w.descend(path) {
+		r := w.spec.role(path)
+		if !r.descend {
 			continue
 		}
-		w.member(path, v)
+		w.member(path, v, r.wanted)
 	}
 }
 
 // member records an object member's value: the value of a field, as opposed to an array
 // element, which is the only place null and "" count as such.
-func (w *facetWalker) member(path string, v any) {
-	wanted := w.wanted(path)
+func (w *facetWalker) member(path string, v any, wanted bool) {
 	if wanted {
 		f := w.at(path)
 		f.flags |= flagExists
@@ -206,17 +229,16 @@ func flatFacets(doc map[string]any, spec facetSpec) (map[string][]byte, error) {
 	if spec.empty() {
 		return nil, nil
 	}
-	w := &facetWalker{spec: spec, facets: map[string]*facet{}}
+	w := &facetWalker{spec: spec, facets: make(map[string]*facet, 16)}
 	w.object("", doc)
-	declared := spec.declared()
 	// The paths each column owns, sorted: a column's keys are "<kind>:<path>", so sorting
 	// them is sorting by kind (facetKinds is in byte order) and then by path.
-	cols := map[string][]string{}
+	cols := make(map[string][]string, len(w.facets))
 	for path, f := range w.facets {
 		slices.Sort(f.nums)
 		slices.Sort(f.strs)
 		f.nums, f.strs = slices.Compact(f.nums), slices.Compact(f.strs)
-		a := owner(path, declared)
+		a := spec.role(path).owner
 		cols[a] = append(cols[a], path)
 	}
 	enc := make(map[string][]byte, len(cols))
@@ -256,7 +278,7 @@ func (w *facetWalker) appendKey(b []byte, kind byte, path string, comma bool) []
 	case kind == 'f' && flags != 0,
 		kind == 'v' && n == 1,
 		kind == 'm' && n > 1,
-		(kind == '<' || kind == '>') && n > 0 && covered(path, w.spec.sortable):
+		(kind == '<' || kind == '>') && n > 0 && w.spec.role(path).sortable:
 	default:
 		return b
 	}
@@ -378,7 +400,7 @@ func textHash(text string) int64 {
 }
 
 func (s Settings) spec() facetSpec {
-	f := facetSpec{filterable: s.Filterable, sortable: s.Sortable}
+	f := facetSpec{filterable: s.Filterable, sortable: s.Sortable, roles: new(sync.Map)}
 	f.decl = f.declared()
 	return f
 }

@@ -8,10 +8,13 @@ import (
 // SQL (PrepareFile, parsing, facets, text), for a document as a first sync renders it.
 func BenchmarkPrepareForIndex(b *testing.B) {
 	docs := hopDocs(1000, false)
-	spec := hopSettings.spec()
+	var spec facetSpec
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
+		if i%250 == 0 {
+			spec = hopSettings.spec() // one per write of a round, as Upsert makes
+		}
 		raw, err := PrepareFile(docs[i%len(docs)], "archive")
 		if err != nil {
 			b.Fatal(err)

@@ -1,0 +1,189 @@
+package search
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"unicode/utf8"
+)
+
+// decodeObject decodes a JSON object into the map encoding/json would give for it (numbers as
+// float64, the last of duplicate keys kept), into dst. Every index write decodes its
+// documents, and encoding/json's reflection was a third of that; this decodes valid JSON
+// (json.Valid checks it first, without allocating) by hand, and gives the rare string with
+// escapes or bytes that are not UTF-8 to encoding/json, which rewrites them as it always has.
+// A document that is not a JSON object is an error; null leaves dst nil.
+func decodeObject(data []byte, dst *map[string]any) error {
+	if !json.Valid(data) {
+		return json.Unmarshal(data, dst) // says what is wrong
+	}
+	d := valueDecoder{data: data}
+	d.space()
+	if d.peek() == 'n' {
+		*dst = nil
+		return nil
+	}
+	if d.peek() != '{' {
+		return errNotJSONObject
+	}
+	if *dst == nil {
+		*dst = map[string]any{}
+	}
+	return d.object(*dst)
+}
+
+var errNotJSONObject = errors.New("not a JSON object")
+
+// valueDecoder reads valid JSON (json.Valid said so): it checks nothing encoding/json's
+// scanner already did.
+// json.Valid also holds the nesting to encoding/json's limit, which bounds the recursion.
+type valueDecoder struct {
+	data []byte
+	pos  int
+}
+
+func (d *valueDecoder) peek() byte { return d.data[d.pos] }
+
+func (d *valueDecoder) space() {
+	for d.pos < len(d.data) {
+		switch d.data[d.pos] {
+		case ' ', '\t', '\r', '\n':
+			d.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (d *valueDecoder) value() (any, error) {
+	d.space()
+	switch c := d.peek(); c {
+	case '{':
+		m := map[string]any{}
+		return m, d.object(m)
+	case '[':
+		return d.array()
+	case '"':
+		return d.str()
+	case 't':
+		d.pos += 4
+		return true, nil
+	case 'f':
+		d.pos += 5
+		return false, nil
+	case 'n':
+		d.pos += 4
+		return nil, nil
+	default:
+		return d.number()
+	}
+}
+
+// object reads the object at pos into m.
+func (d *valueDecoder) object(m map[string]any) error {
+	d.pos++ // {
+	d.space()
+	if d.peek() == '}' {
+		d.pos++
+		return nil
+	}
+	for {
+		d.space()
+		k, err := d.str()
+		if err != nil {
+			return err
+		}
+		d.space()
+		d.pos++ // :
+		v, err := d.value()
+		if err != nil {
+			return err
+		}
+		m[k] = v
+		d.space()
+		c := d.peek()
+		d.pos++ // , or }
+		if c == '}' {
+			return nil
+		}
+	}
+}
+
+func (d *valueDecoder) array() ([]any, error) {
+	d.pos++ // [
+	d.space()
+	out := []any{}
+	if d.peek() == ']' {
+		d.pos++
+		return out, nil
+	}
+	for {
+		v, err := d.value()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+		d.space()
+		c := d.peek()
+		d.pos++ // , or ]
+		if c == ']' {
+			return out, nil
+		}
+	}
+}
+
+// str reads the string at pos. Plain UTF-8 without escapes is its own text; anything else
+// goes through encoding/json.
+func (d *valueDecoder) str() (string, error) {
+	start := d.pos
+	plain := true
+	i := start + 1
+	for ; ; i++ {
+		c := d.data[i]
+		if c == '"' {
+			break
+		}
+		if c == '\\' {
+			plain = false
+			i++ // the escaped byte cannot end the string
+		} else if c >= utf8.RuneSelf {
+			plain = false
+		}
+	}
+	d.pos = i + 1
+	if plain || utf8.Valid(d.data[start+1:i]) && !hasEscape(d.data[start+1:i]) {
+		return string(d.data[start+1 : i]), nil
+	}
+	var s string
+	err := json.Unmarshal(d.data[start:d.pos], &s)
+	return s, err
+}
+
+func hasEscape(b []byte) bool {
+	for _, c := range b {
+		if c == '\\' {
+			return true
+		}
+	}
+	return false
+}
+
+// number reads the number at pos as encoding/json does into an interface: a float64.
+func (d *valueDecoder) number() (any, error) {
+	start := d.pos
+	for d.pos < len(d.data) {
+		switch d.data[d.pos] {
+		case '-', '+', '.', 'e', 'E', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+			d.pos++
+			continue
+		}
+		break
+	}
+	f, err := strconv.ParseFloat(string(d.data[start:d.pos]), 64)
+	if err != nil {
+		// Out of float64's range: encoding/json's error for it.
+		var v any
+		return nil, json.Unmarshal(d.data[start:d.pos], &v)
+	}
+	return f, nil
+}
