@@ -207,7 +207,7 @@ func BenchmarkHashBufSize(b *testing.B) {
 			buf := make([]byte, size)
 			b.SetBytes(hashFileSize)
 			for b.Loop() {
-				if _, _, err := hashPath(context.Background(), file, buf, true); err != nil {
+				if _, _, _, err := hashPath(context.Background(), file, buf, true, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -230,7 +230,7 @@ func BenchmarkHashCold(b *testing.B) {
 				}
 				b.StartTimer()
 				for _, p := range files {
-					if _, _, err := hashPath(context.Background(), p, buf, seq); err != nil {
+					if _, _, _, err := hashPath(context.Background(), p, buf, seq, nil); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -54,18 +54,22 @@ func DetectType(path string) (string, error) {
 		}
 		n += m
 	}
-	head := buf[:n]
+	return detectHead(path, buf[:n]), nil
+}
 
+// detectHead is DetectType's answer for a file at path starting with head (its first
+// detectLimit bytes, or all of a shorter file).
+func detectHead(path string, head []byte) string {
 	if t := mimetype.Detect(head).String(); !isOctetStream(t) {
-		return stripParams(t), nil
+		return stripParams(t)
 	}
 	if bytes.HasPrefix(head, appleDoubleMagic) {
-		return "multipart/appledouble", nil
+		return "multipart/appledouble"
 	}
 	if t := mime.TypeByExtension(filepath.Ext(path)); t != "" {
-		return stripParams(t), nil
+		return stripParams(t)
 	}
-	return octetStream, nil
+	return octetStream
 }
 
 func isOctetStream(t string) bool { return stripParams(t) == octetStream }

@@ -1,6 +1,7 @@
 package scanner
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -8,11 +9,16 @@ import (
 	"testing"
 )
 
-func TestDetectType(t *testing.T) {
+// detectCases are files with the type DetectType gives them.
+var detectCases = func() []struct {
+	name    string
+	content []byte
+	want    string
+} {
 	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89")
 	appleDouble := append([]byte{0x00, 0x05, 0x16, 0x07, 0x00, 0x02, 0x00, 0x00}, make([]byte, 74)...)
 	binary := []byte{0x00, 0x01, 0x02, 0xfe, 0xff, 0x00, 0x13, 0x37}
-	tests := []struct {
+	return []struct {
 		name    string
 		content []byte
 		want    string
@@ -25,7 +31,15 @@ func TestDetectType(t *testing.T) {
 		{"blob.unknownext", binary, "application/octet-stream"},            // nothing known
 		{"noext", binary, "application/octet-stream"},
 		{"empty", nil, "text/plain"}, // mimetype's answer for no bytes (libmagic says inode/x-empty)
+		// Larger than one read of the hasher: the head is its first read's start.
+		{"big.txt", bytes.Repeat([]byte("hello world "), 60<<10), "text/plain"},
+		{"big.png", append(png, make([]byte, 700<<10)...), "image/png"},
+		{"head-then-binary.bin", append(bytes.Repeat([]byte("t"), detectLimit), binary...), "text/plain"}, // only the head is read
 	}
+}()
+
+func TestDetectType(t *testing.T) {
+	tests := detectCases
 	dir := t.TempDir()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

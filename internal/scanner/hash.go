@@ -35,27 +35,35 @@ func HashFile(path string) (id string, st FileStat, err error) {
 }
 
 func hashFile(ctx context.Context, path string) (string, FileStat, error) {
+	id, st, _, err := hashFileHead(ctx, path, nil)
+	return id, st, err
+}
+
+// hashFileHead is hashFile that also copies the file's first len(head) bytes (all of a
+// shorter file) into head, and says how many: what DetectType would read, taken from the
+// same read as the hash.
+func hashFileHead(ctx context.Context, path string, head []byte) (string, FileStat, int, error) {
 	bp := hashBufs.Get().(*[]byte)
 	defer hashBufs.Put(bp)
-	return hashPath(ctx, path, *bp, true)
+	return hashPath(ctx, path, *bp, true, head)
 }
 
 // hashPath is hashFile with the read buffer and the readahead advice as parameters, so that
 // benchmarks can compare them.
-func hashPath(ctx context.Context, path string, buf []byte, sequential bool) (string, FileStat, error) {
+func hashPath(ctx context.Context, path string, buf []byte, sequential bool, head []byte) (string, FileStat, int, error) {
 	fd, err := openRead(path)
 	if err != nil {
-		return "", FileStat{}, err
+		return "", FileStat{}, 0, err
 	}
 	defer unix.Close(fd)
 
 	var before unix.Stat_t
 	if err := unix.Fstat(fd, &before); err != nil {
-		return "", FileStat{}, &fs.PathError{Op: "fstat", Path: path, Err: err}
+		return "", FileStat{}, 0, &fs.PathError{Op: "fstat", Path: path, Err: err}
 	}
 	st := fileStatOf(&before)
 	if !isRegular(&before) {
-		return "", st, &fs.PathError{Op: "hash", Path: path, Err: ErrNotRegular}
+		return "", st, 0, &fs.PathError{Op: "hash", Path: path, Err: ErrNotRegular}
 	}
 	if sequential {
 		// Doubles the readahead window on a cold file; harmless when cached. Advisory only.
@@ -67,30 +75,33 @@ func hashPath(ctx context.Context, path string, buf []byte, sequential bool) (st
 	var total int64
 	for {
 		if err := ctx.Err(); err != nil {
-			return "", st, err
+			return "", st, 0, err
 		}
 		n, err := unix.Read(fd, buf)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
-			return "", st, &fs.PathError{Op: "read", Path: path, Err: err}
+			return "", st, 0, &fs.PathError{Op: "read", Path: path, Err: err}
 		}
 		if n == 0 {
 			break
 		}
 		d.Write(buf[:n])
+		if total < int64(len(head)) {
+			copy(head[total:], buf[:n])
+		}
 		total += int64(n)
 	}
 
 	var after unix.Stat_t
 	if err := unix.Fstat(fd, &after); err != nil {
-		return "", st, &fs.PathError{Op: "fstat", Path: path, Err: err}
+		return "", st, 0, &fs.PathError{Op: "fstat", Path: path, Err: err}
 	}
 	if a := fileStatOf(&after); a.Size != st.Size || a.MtimeNs != st.MtimeNs || total != st.Size {
-		return "", st, &fs.PathError{Op: "hash", Path: path, Err: ErrChanged}
+		return "", st, 0, &fs.PathError{Op: "hash", Path: path, Err: ErrChanged}
 	}
-	return formatID(d.Sum64()), st, nil
+	return formatID(d.Sum64()), st, int(min(total, int64(len(head)))), nil
 }
 
 // formatID renders a hash as xxhash's hexdigest: 16 lowercase hex digits, big-endian.

@@ -16,12 +16,16 @@ type Hasher struct {
 type HashJob struct {
 	Path string
 	Ref  any
+	// Detect asks for the file's type too (HashResult.Type), from the bytes hashed: no
+	// second open and read, and the type of the very content the id names.
+	Detect bool
 }
 
 // HashResult is the outcome of one HashJob: what HashFile returned for Job.Path.
 type HashResult struct {
 	Job  HashJob
 	ID   string
+	Type string // with Job.Detect and no Err: what DetectType says of the content hashed
 	Stat FileStat
 	Err  error
 }
@@ -46,6 +50,7 @@ func (h Hasher) Run(ctx context.Context, jobs <-chan HashJob, out chan<- HashRes
 }
 
 func hashWorker(ctx context.Context, jobs <-chan HashJob, out chan<- HashResult) {
+	head := make([]byte, detectLimit)
 	for {
 		// Checked first: select picks at random when a job and cancellation are both ready.
 		if ctx.Err() != nil {
@@ -61,12 +66,17 @@ func hashWorker(ctx context.Context, jobs <-chan HashJob, out chan<- HashResult)
 			}
 			job = j
 		}
-		id, st, err := hashFile(ctx, job.Path)
+		res := HashResult{Job: job}
+		var n int
+		res.ID, res.Stat, n, res.Err = hashFileHead(ctx, job.Path, head)
 		if ctx.Err() != nil {
 			return
 		}
+		if job.Detect && res.Err == nil {
+			res.Type = detectHead(job.Path, head[:n])
+		}
 		select {
-		case out <- HashResult{Job: job, ID: id, Stat: st, Err: err}:
+		case out <- res:
 		case <-ctx.Done():
 			return
 		}

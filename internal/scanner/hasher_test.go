@@ -100,3 +100,50 @@ func TestHasherCanceledBeforeStart(t *testing.T) {
 		t.Error("job taken after cancellation")
 	}
 }
+
+// A job with Detect gets the type DetectType gives its file, from the bytes it hashed; one
+// without gets none.
+func TestHasherDetectsAsDetectType(t *testing.T) {
+	dir := t.TempDir()
+	want := map[string]string{}
+	for _, c := range detectCases {
+		p := filepath.Join(dir, c.name)
+		if err := os.WriteFile(p, c.content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want[p] = c.want
+	}
+	jobs := make(chan HashJob)
+	out := make(chan HashResult)
+	go Hasher{Workers: 2}.Run(t.Context(), jobs, out)
+	go func() {
+		defer close(jobs)
+		for p := range want {
+			jobs <- HashJob{Path: p, Detect: true}
+			jobs <- HashJob{Path: p, Ref: "no detect"}
+		}
+	}()
+	n := 0
+	for r := range out {
+		n++
+		if r.Err != nil {
+			t.Fatalf("%s: %v", r.Job.Path, r.Err)
+		}
+		if r.Job.Ref != nil {
+			if r.Type != "" {
+				t.Errorf("%s without Detect: type %q", filepath.Base(r.Job.Path), r.Type)
+			}
+			continue
+		}
+		direct, err := DetectType(r.Job.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Type != direct || r.Type != want[r.Job.Path] {
+			t.Errorf("%s: hasher type %q, DetectType %q, want %q", filepath.Base(r.Job.Path), r.Type, direct, want[r.Job.Path])
+		}
+	}
+	if n != 2*len(want) {
+		t.Fatalf("%d results, want %d", n, 2*len(want))
+	}
+}
