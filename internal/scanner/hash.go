@@ -31,15 +31,11 @@ var hashBufs = sync.Pool{New: func() any { b := make([]byte, hashBufSize); retur
 // could be opened, errors included. A change during the read (size, mtime or the number of
 // bytes read differs from that stat) returns ErrChanged; a non-regular file ErrNotRegular.
 func HashFile(path string) (id string, st FileStat, err error) {
-	return hashFile(context.Background(), path)
-}
-
-func hashFile(ctx context.Context, path string) (string, FileStat, error) {
-	id, st, _, err := hashFileHead(ctx, path, nil)
+	id, st, _, err = hashFileHead(context.Background(), path, nil)
 	return id, st, err
 }
 
-// hashFileHead is hashFile that also copies the file's first len(head) bytes (all of a
+// hashFileHead is HashFile that also copies the file's first len(head) bytes (all of a
 // shorter file) into head, and says how many: what DetectType would read, taken from the
 // same read as the hash.
 func hashFileHead(ctx context.Context, path string, head []byte) (string, FileStat, int, error) {
@@ -48,7 +44,7 @@ func hashFileHead(ctx context.Context, path string, head []byte) (string, FileSt
 	return hashPath(ctx, path, *bp, true, head)
 }
 
-// hashPath is hashFile with the read buffer and the readahead advice as parameters, so that
+// hashPath is hashFileHead with the read buffer and the readahead advice as parameters, so that
 // benchmarks can compare them.
 func hashPath(ctx context.Context, path string, buf []byte, sequential bool, head []byte) (string, FileStat, int, error) {
 	fd, err := openRead(path)

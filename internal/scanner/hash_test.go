@@ -143,7 +143,7 @@ func TestHashFileCanceled(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if _, _, err := hashFile(ctx, p); !errors.Is(err, context.Canceled) {
+	if _, _, _, err := hashFileHead(ctx, p, nil); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 }

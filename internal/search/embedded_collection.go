@@ -78,9 +78,6 @@ func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage)
 				return err
 			}
 			for _, d := range page {
-				if d.err != nil {
-					return fmt.Errorf("document %q: %w", d.id, d.err)
-				}
 				vals := fs.values(d.facets)
 				old, ok := current[d.id]
 				seq := old.seq
@@ -136,7 +133,6 @@ var upsertPrepared func()
 type upsertDoc struct {
 	parsedDoc
 	facets map[string][]byte
-	err    error // why the facets could not be computed
 	text   string
 	hash   int64
 }
@@ -148,7 +144,7 @@ func prepareUpserts(docs []parsedDoc, spec facetSpec) []upsertDoc {
 	inParallel(len(docs), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			d := upsertDoc{parsedDoc: docs[i]}
-			d.facets, d.err = flatFacets(d.value, spec)
+			d.facets = flatFacets(d.value, spec)
 			d.text = searchText(d.value)
 			d.hash = textHash(d.text)
 			out[i] = d

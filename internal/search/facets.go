@@ -225,9 +225,9 @@ func (w *facetWalker) value(path string, v any, wanted bool) {
 // document, so this runs once per hop, where encoding/json's reflection over a map per column
 // was a fifth of the index write. The stored column is compared with these bytes to tell
 // which columns a write changes, so the form must stay stable.
-func flatFacets(doc map[string]any, spec facetSpec) (map[string][]byte, error) {
+func flatFacets(doc map[string]any, spec facetSpec) map[string][]byte {
 	if spec.empty() {
-		return nil, nil
+		return nil
 	}
 	w := &facetWalker{spec: spec, facets: make(map[string]*facet, 16)}
 	w.object("", doc)
@@ -259,7 +259,7 @@ func flatFacets(doc map[string]any, spec facetSpec) (map[string][]byte, error) {
 		buf = append(buf, '}')
 		enc[a] = buf[start:len(buf):len(buf)]
 	}
-	return enc, nil
+	return enc
 }
 
 // facetKinds are the key kinds of a facet object, in byte order.

@@ -35,8 +35,8 @@ func decodeObject(data []byte, dst *map[string]any) error {
 var errNotJSONObject = errors.New("not a JSON object")
 
 // valueDecoder reads valid JSON (json.Valid said so): it checks nothing encoding/json's
-// scanner already did.
-// json.Valid also holds the nesting to encoding/json's limit, which bounds the recursion.
+// scanner already did, and the nesting json.Valid allows (encoding/json's limit) bounds its
+// recursion.
 type valueDecoder struct {
 	data []byte
 	pos  int
@@ -136,36 +136,24 @@ func (d *valueDecoder) array() ([]any, error) {
 // goes through encoding/json.
 func (d *valueDecoder) str() (string, error) {
 	start := d.pos
-	plain := true
+	escaped, ascii := false, true
 	i := start + 1
-	for ; ; i++ {
-		c := d.data[i]
-		if c == '"' {
-			break
-		}
-		if c == '\\' {
-			plain = false
+	for ; d.data[i] != '"'; i++ {
+		switch c := d.data[i]; {
+		case c == '\\':
+			escaped = true
 			i++ // the escaped byte cannot end the string
-		} else if c >= utf8.RuneSelf {
-			plain = false
+		case c >= utf8.RuneSelf:
+			ascii = false
 		}
 	}
 	d.pos = i + 1
-	if plain || utf8.Valid(d.data[start+1:i]) && !hasEscape(d.data[start+1:i]) {
-		return string(d.data[start+1 : i]), nil
+	if text := d.data[start+1 : i]; !escaped && (ascii || utf8.Valid(text)) {
+		return string(text), nil
 	}
 	var s string
 	err := json.Unmarshal(d.data[start:d.pos], &s)
 	return s, err
-}
-
-func hasEscape(b []byte) bool {
-	for _, c := range b {
-		if c == '\\' {
-			return true
-		}
-	}
-	return false
 }
 
 // number reads the number at pos as encoding/json does into an interface: a float64.
