@@ -121,6 +121,13 @@ func TestModifiedFileGetsNewDocumentAndOldOneReturns(t *testing.T) {
 	if d := b.live(old); d.Next != "m1" {
 		t.Fatalf("the returned document lost its chain state: %+v", d)
 	}
+	// New content of another type: the type recorded is that of the bytes hashed (the
+	// hasher names it), not the old document's.
+	png := b.write("a.txt", "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x02\x00\x00\x00")
+	b.sync()
+	if d := b.live(png); d.Type != "image/png" {
+		t.Fatalf("PNG content under a.txt recorded as %q, want image/png", d.Type)
+	}
 }
 
 // Modifying one of two copies leaves the old document live with the other path.

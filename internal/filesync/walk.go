@@ -129,7 +129,9 @@ func (r *syncRun) walk(ctx context.Context) error {
 			r.s.progress.toHash.Add(1)
 			r.s.progress.toHashB.Add(e.Size)
 			select {
-			case jobs <- scanner.HashJob{Path: filepath.Join(r.s.cfg.Root, filepath.FromSlash(e.Rel)), Ref: w}:
+			// Detect: the hasher's workers name the type from the bytes they hashed, so the
+			// single recording goroutine below neither opens nor reads a new file again.
+			case jobs <- scanner.HashJob{Path: filepath.Join(r.s.cfg.Root, filepath.FromSlash(e.Rel)), Ref: w, Detect: true}:
 				return nil
 			case <-ctx.Done():
 				return ctx.Err()
@@ -159,10 +161,7 @@ func (r *syncRun) walk(ctx context.Context) error {
 		r.s.progress.hashedB.Add(e.Size)
 		c := change{found: w, id: res.ID}
 		if !w.had || w.old.DocID != res.ID {
-			if c.typ, res.Err = scanner.DetectType(res.Job.Path); res.Err != nil {
-				r.noteError(e.Rel, res.Err)
-				continue
-			}
+			c.typ = res.Type
 		} else {
 			c.keep = true
 		}
