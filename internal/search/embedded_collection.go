@@ -52,7 +52,10 @@ func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage)
 	c.mu.RLock()
 	s := c.settings
 	c.mu.RUnlock()
-	prepared := prepareUpserts(parsed, s.spec())
+	prepared, err := prepareUpserts(parsed, s.spec())
+	if err != nil {
+		return fmt.Errorf("upsert %s: %w", c.name, err)
+	}
 	if upsertPrepared != nil {
 		upsertPrepared()
 	}
@@ -60,7 +63,9 @@ func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage)
 	defer c.ix.writeMu.Unlock()
 	if !settingsEqual(s, c.settings) { // stable now: changes need ix.writeMu
 		s = c.settings
-		prepared = prepareUpserts(parsed, s.spec())
+		if prepared, err = prepareUpserts(parsed, s.spec()); err != nil {
+			return fmt.Errorf("upsert %s: %w", c.name, err)
+		}
 	}
 	// Plain tx.ExecContext: the writer's connection keeps these statements prepared
 	// (internal/sqlitedb), where a tx.Prepare would parse them again on every call.
@@ -78,7 +83,7 @@ func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage)
 				return err
 			}
 			for _, d := range page {
-				vals := fs.values(d.facets)
+				vals := fs.values(d.blobs)
 				old, ok := current[d.id]
 				seq := old.seq
 				// The text is written only when it changed: a module hop that adds no words (a
@@ -128,29 +133,37 @@ func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage)
 // upsertPrepared, set by tests only, runs between an upsert's preparation and its lock.
 var upsertPrepared func()
 
-// upsertDoc is a parsed document with what its write needs: its facet objects (flatFacets),
-// its full text and the text's hash.
+// upsertDoc is a parsed document with what its write needs: its facet objects (flatFacets)
+// as JSON for the file table and as JSONB for the columns, its full text and the text's hash.
 type upsertDoc struct {
 	parsedDoc
 	facets map[string][]byte
+	blobs  map[string][]byte
 	text   string
 	hash   int64
 }
 
 // prepareUpserts computes the documents' facets and text for spec, on every core for a large
 // batch.
-func prepareUpserts(docs []parsedDoc, spec facetSpec) []upsertDoc {
+func prepareUpserts(docs []parsedDoc, spec facetSpec) ([]upsertDoc, error) {
 	out := make([]upsertDoc, len(docs))
+	errs := make([]error, len(docs))
 	inParallel(len(docs), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			d := upsertDoc{parsedDoc: docs[i]}
 			d.facets = flatFacets(d.value, spec)
+			d.blobs, errs[i] = facetBlobs(d.facets)
 			d.text = searchText(d.value)
 			d.hash = textHash(d.text)
 			out[i] = d
 		}
 	})
-	return out
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("document %s: %w", docs[i].id, err)
+		}
+	}
+	return out, nil
 }
 
 // maybeAnalyze refreshes the planner statistics each time the collection has taken as many
@@ -464,7 +477,7 @@ func (c *embeddedCollection) IDs(ctx context.Context, fn func(id string) error) 
 // upsertPage is how many documents Upsert looks up with one query.
 const upsertPage = 500
 
-// storedRow is a stored document's rowid and facet columns (json text, column order).
+// storedRow is a stored document's rowid and facet columns (JSONB, column order).
 type storedRow struct {
 	seq      int64
 	textHash sql.NullInt64

@@ -2,6 +2,7 @@ package search
 
 import (
 	"database/sql"
+	"fmt"
 	"strings"
 )
 
@@ -21,11 +22,11 @@ func newFacetSQL(table string, declared []string) *facetSQL {
 	var sel, cols, ph strings.Builder
 	sel.WriteString("SELECT seq, text_hash")
 	for _, a := range declared {
-		// json() gives back the text flatFacets wrote (JSONB keeps key order and number
-		// text), so an unchanged column compares equal and is left alone.
-		sel.WriteString(", json(" + facetColumn(a) + ")")
+		// The stored JSONB is compared with the JSONB of the new facets (facetBlobs), so an
+		// unchanged column is left alone.
+		sel.WriteString(", " + facetColumn(a))
 		cols.WriteString(", " + facetColumn(a))
-		ph.WriteString(", jsonb(?)")
+		ph.WriteString(", ?")
 	}
 	f.sel = sel.String() + " FROM " + table + " WHERE id = ?"
 	f.selMany = sel.String() + ", id FROM " + table + " WHERE id IN (SELECT value FROM json_each(?))"
@@ -33,7 +34,8 @@ func newFacetSQL(table string, declared []string) *facetSQL {
 	return f
 }
 
-// values lists a document's facet objects in column order (nil: the attribute owns no key).
+// values lists a document's facet objects, as JSONB (facetBlobs), in column order (nil: the
+// attribute owns no key).
 func (f *facetSQL) values(facets map[string][]byte) []any {
 	vals := make([]any, len(f.declared))
 	for i, a := range f.declared {
@@ -54,7 +56,7 @@ func changed(stored []sql.NullString, vals []any) []bool {
 	return out
 }
 
-// update returns "UPDATE ... SET doc = ?[, text_hash = ?], <changed columns> = jsonb(?) ...
+// update returns "UPDATE ... SET doc = ?[, text_hash = ?], <changed columns> = ? ...
 // WHERE seq = ?", text_hash when newHash is set (the full text changed). SQLite maintains an
 // expression index only when the UPDATE assigns a column it reads, so leaving unchanged
 // columns out spares their indexes.
@@ -79,7 +81,7 @@ func (f *facetSQL) update(changed []bool, newHash *int64) string {
 	}
 	for i, c := range changed {
 		if c {
-			b.WriteString(", " + facetColumn(f.declared[i]) + " = jsonb(?)")
+			b.WriteString(", " + facetColumn(f.declared[i]) + " = ?")
 		}
 	}
 	b.WriteString(" WHERE seq = ?")
@@ -100,4 +102,27 @@ func updateArgs(doc any, newHash *int64, vals []any, changed []bool, seq int64) 
 		}
 	}
 	return append(args, seq)
+}
+
+// facetBlobs encodes each facet object flatFacets wrote as JSONB, the columns' form, in one
+// buffer.
+func facetBlobs(facets map[string][]byte) (map[string][]byte, error) {
+	if len(facets) == 0 {
+		return nil, nil
+	}
+	n := 0
+	for _, obj := range facets {
+		n += len(obj) + 8
+	}
+	buf := make([]byte, 0, n)
+	out := make(map[string][]byte, len(facets))
+	for a, obj := range facets {
+		start := len(buf)
+		var err error
+		if buf, err = appendJSONB(buf, obj); err != nil {
+			return nil, fmt.Errorf("facet %s: %w", a, err)
+		}
+		out[a] = buf[start:len(buf):len(buf)]
+	}
+	return out, nil
 }

@@ -248,7 +248,11 @@ func (c *embeddedCollection) refacet(ctx context.Context, tx *sql.Tx, spec facet
 			if err := json.Unmarshal([]byte(r.doc), &v); err != nil {
 				return fmt.Errorf("document seq %d: %w", r.seq, err)
 			}
-			if _, err := tx.ExecContext(ctx, upd, updateArgs(r.doc, nil, fs.values(flatFacets(v, spec)), all, r.seq)...); err != nil {
+			blobs, err := facetBlobs(flatFacets(v, spec))
+			if err != nil {
+				return fmt.Errorf("document seq %d: %w", r.seq, err)
+			}
+			if _, err := tx.ExecContext(ctx, upd, updateArgs(r.doc, nil, fs.values(blobs), all, r.seq)...); err != nil {
 				return err
 			}
 		}

@@ -226,6 +226,71 @@ func TestEmbeddedUpsertRewritesTextOnlyWhenItChanged(t *testing.T) {
 	}
 }
 
+// An upsert writes only the facet columns whose values changed: the JSONB the index encodes
+// (facetBlobs) compares equal to what it stored, including for rows SQLite's jsonb() wrote.
+func TestEmbeddedUpsertWritesOnlyChangedFacetColumns(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	ix := openEmbedded(t)
+	files := ix.Files()
+	if err := files.Configure(ctx, Settings{Filterable: []string{"next", "size", "tags"}, Sortable: []string{"name"}}); err != nil {
+		t.Fatal(err)
+	}
+	db := ix.(*embeddedIndex).writer
+	upsert := func(doc string) {
+		t.Helper()
+		if err := files.Upsert(ctx, []json.RawMessage{json.RawMessage(doc)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	upsert(`{"id":"a","next":"m1","size":5,"name":"Sunset \"é\".jpg","tags":["x","y\n",3.5]}`)
+	// "UPDATE OF" fires for every column an UPDATE assigns, changed or not.
+	if _, err := db.ExecContext(ctx, `CREATE TABLE written(col TEXT)`); err != nil {
+		t.Fatal(err)
+	}
+	for _, col := range []string{"next", "size", "tags", "name"} {
+		if _, err := db.ExecContext(ctx, fmt.Sprintf(`CREATE TRIGGER "w_%s" AFTER UPDATE OF %s ON files_docs BEGIN INSERT INTO written VALUES ('%s'); END`,
+			col, facetColumn(col), col)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	written := func() string {
+		t.Helper()
+		var cols string
+		if err := db.QueryRowContext(ctx, `SELECT coalesce(group_concat(col, ','), '') FROM (SELECT col FROM written ORDER BY col)`).Scan(&cols); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.ExecContext(ctx, `DELETE FROM written`); err != nil {
+			t.Fatal(err)
+		}
+		return cols
+	}
+	upsert(`{"id":"a","next":"","size":5,"name":"Sunset \"é\".jpg","tags":["x","y\n",3.5]}`)
+	if got := written(); got != "next" {
+		t.Errorf("a change of next wrote the columns %q, want next alone", got)
+	}
+	// Stored by SQLite's jsonb(), as versions before facetBlobs did: still equal.
+	for _, col := range []string{"size", "tags", "name"} {
+		if _, err := db.ExecContext(ctx, `UPDATE files_docs SET `+facetColumn(col)+` = jsonb(json(`+facetColumn(col)+`))`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	written()
+	upsert(`{"id":"a","next":"m2","size":5,"name":"Sunset \"é\".jpg","tags":["x","y\n",3.5]}`)
+	if got := written(); got != "next" {
+		t.Errorf("over columns jsonb() wrote, a change of next wrote %q, want next alone", got)
+	}
+	upsert(`{"id":"a","next":"m2","size":6,"name":"Sunset \"é\".jpg","tags":["x",3.5]}`)
+	if got := written(); got != "size,tags" {
+		t.Errorf("a change of size and tags wrote %q", got)
+	}
+	for filter, want := range map[string]string{`size = 6`: "a", `tags = "x"`: "a", `tags = 3.5`: "a", `next = "m2"`: "a", `size = 5`: ""} {
+		if got := idSet(search(t, files, Query{Filter: filter})); got != want {
+			t.Errorf("%s: %q, want %q", filter, got, want)
+		}
+	}
+}
+
 // Settings changed between an upsert's preparation (outside the writer's lock) and its write
 // are the ones the write uses: the document's facets are computed again for them.
 func TestUpsertPreparedWithStaleSettings(t *testing.T) {
