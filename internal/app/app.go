@@ -264,11 +264,12 @@ func (a *App) BeginFirstLoad(ctx context.Context) (end func()) {
 		return func() {}
 	}
 	return func() {
+		start := time.Now()
 		if err := endLoad(ctx); err != nil {
 			a.Log.Warn().Err(err).Msg("search index: building its indexes after the first sync failed; the next start builds them")
 			return
 		}
-		a.Log.Info().Msg("search index: indexes built after the first sync")
+		a.Log.Info().Dur("took", time.Since(start)).Msg("search index: indexes built after the first sync")
 	}
 }
 

@@ -302,6 +302,10 @@ var tableFilters = []string{FieldKind, FieldExtension, FieldDrive, FieldYear, Fi
 // sorts the page and the CLI offer (newest and oldest, largest, name). See indexDefs.
 var tableSorts = []string{FieldDate, "size", FieldSortName}
 
+// loadKeptValues are the filterable attributes of the files collection whose value index a
+// first load keeps (see indexDefs): facets with a few values across a whole library.
+var loadKeptValues = []string{FieldKind, FieldExtension, FieldDrive, FieldYear, FieldCamera}
+
 // sortIndexed reports whether attr, a sortable attribute, has a sort index.
 func (c *embeddedCollection) sortIndexed(attr string) bool {
 	if c.loading.Load() {
@@ -323,11 +327,17 @@ func (c *embeddedCollection) sortIndexed(attr string) bool {
 // first, and filters on the facets users pick and the sorts they pick still find an index.
 // Every expression index costs each new document an index insert: the 48 the files collection
 // had were two thirds of a first sync's index CPU; 20 remain.
+//
+// During a first load (BeginLoad) the indexes that a new document would insert into at a
+// random place (sizes, dates, names: one distinct value per file) wait for the load's end,
+// when each is built by one sort. The others stay, maintained per document while the load
+// runs beside the rest of the sync rather than built in the single-threaded tail after it:
+// the partial multi-value indexes, which almost no document enters, and the value indexes of
+// the facets with few values (loadKeptValues), where a new document's entry goes at the end
+// of its value's run, on a page the cache holds.
 func (c *embeddedCollection) indexDefs(s Settings) map[string]string {
 	defs := map[string]string{}
-	if c.loading.Load() {
-		return defs // built when the load ends (BeginLoad)
-	}
+	loading := c.loading.Load()
 	table := c.name + "_docs"
 	// Each attribute's indexes read its own column (an attribute owns its own path).
 	col := func(kind, attr string) string {
@@ -338,7 +348,9 @@ func (c *embeddedCollection) indexDefs(s Settings) map[string]string {
 		if c.name == filesCollection && !slices.Contains(tableFilters, a) {
 			continue
 		}
-		defs[name("v", a)] = fmt.Sprintf(`CREATE INDEX %q ON %s(%s)`, name("v", a), table, col("v", a))
+		if !loading || slices.Contains(loadKeptValues, a) {
+			defs[name("v", a)] = fmt.Sprintf(`CREATE INDEX %q ON %s(%s)`, name("v", a), table, col("v", a))
+		}
 		f := col("f", a)
 		defs[name("m", a)] = fmt.Sprintf(`CREATE INDEX %q ON %s(%s) WHERE %s >= %d`, name("m", a), table, f, f, flagMulti)
 	}
