@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -145,49 +146,61 @@ type Document struct {
 	Fields map[string]json.RawMessage
 }
 
-// MarshalJSON writes core fields in upstream order, then module fields sorted by key.
+// MarshalJSON writes core fields in upstream order, then module fields sorted by key: the
+// bytes json.Marshal gives for d, compact, with <, > and & escaped as encoding/json escapes
+// them, so a caller may use these bytes without json.Marshal's second pass over them.
 func (d Document) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	w := func(k string, v any) error {
-		if b.Len() > 1 {
-			b.WriteByte(',')
+	return d.appendJSON(make([]byte, 0, 512))
+}
+
+func (d Document) appendJSON(b []byte) ([]byte, error) {
+	var err error
+	b = append(b, '{')
+	b = appendKey(b, FieldID, false)
+	b = appendJSONString(b, d.ID)
+	b = appendKey(b, FieldPaths, true)
+	b = append(b, '{')
+	for i, e := range d.Paths {
+		if i > 0 {
+			b = append(b, ',')
 		}
-		kb, _ := json.Marshal(k)
-		b.Write(kb)
-		b.WriteByte(':')
-		switch vv := v.(type) {
-		case json.RawMessage:
-			b.Write(vv)
-			return nil
-		}
-		vb, err := json.Marshal(v)
-		if err != nil {
-			return fmt.Errorf("%s: %w", k, err)
-		}
-		b.Write(vb)
-		return nil
-	}
-	b.WriteByte('{')
-	paths := d.Paths
-	if paths == nil {
-		paths = Paths{}
-	}
-	list := d.PathsList
-	if list == nil {
-		list = []string{}
-	}
-	for _, kv := range []struct {
-		k string
-		v any
-	}{{FieldID, d.ID}, {FieldPaths, paths}, {FieldMtime, d.Mtime}, {FieldSize, d.Size},
-		{FieldType, d.Type}, {FieldNext, d.Next}, {FieldPathsList, nameList(list)}, {FieldCopies, d.Copies},
-		{FieldVersion, d.Version}, {FieldHasArchivePaths, d.HasArchivePaths}, {FieldOffline, d.Offline}} {
-		if err := w(kv.k, kv.v); err != nil {
+		b = appendHTMLSafeName(b, e.Path)
+		b = append(b, ':')
+		if b, err = appendFloat(b, FieldPaths, e.Mtime); err != nil {
 			return nil, err
 		}
 	}
+	b = append(b, '}')
+	b = appendKey(b, FieldMtime, true)
+	if b, err = appendFloat(b, FieldMtime, d.Mtime); err != nil {
+		return nil, err
+	}
+	b = appendKey(b, FieldSize, true)
+	b = strconv.AppendInt(b, d.Size, 10)
+	b = appendKey(b, FieldType, true)
+	b = appendJSONString(b, d.Type)
+	b = appendKey(b, FieldNext, true)
+	b = appendJSONString(b, d.Next)
+	b = appendKey(b, FieldPathsList, true)
+	b = append(b, '[')
+	for i, p := range d.PathsList {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendHTMLSafeName(b, p)
+	}
+	b = append(b, ']')
+	b = appendKey(b, FieldCopies, true)
+	b = strconv.AppendInt(b, int64(d.Copies), 10)
+	b = appendKey(b, FieldVersion, true)
+	b = strconv.AppendInt(b, int64(d.Version), 10)
+	b = appendKey(b, FieldHasArchivePaths, true)
+	b = strconv.AppendBool(b, d.HasArchivePaths)
+	b = appendKey(b, FieldOffline, true)
+	b = strconv.AppendBool(b, d.Offline)
 	if len(d.Failures) > 0 && string(d.Failures) != "{}" && string(d.Failures) != "null" {
-		if err := w(FieldFailures, d.Failures); err != nil {
+		b = appendKey(b, FieldFailures, true)
+		if b, err = appendRaw(b, FieldFailures, d.Failures); err != nil {
 			return nil, err
 		}
 	}
@@ -199,12 +212,14 @@ func (d Document) MarshalJSON() ([]byte, error) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if err := w(k, d.Fields[k]); err != nil {
+		b = append(b, ',')
+		b = appendJSONString(b, k)
+		b = append(b, ':')
+		if b, err = appendRaw(b, k, d.Fields[k]); err != nil {
 			return nil, err
 		}
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return append(b, '}'), nil
 }
 
 // UnmarshalJSON reads a document. Unknown top-level keys go to Fields; `uid` and job fields are

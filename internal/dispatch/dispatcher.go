@@ -5,7 +5,6 @@ package dispatch
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -282,7 +281,7 @@ func (d *Dispatcher) push(ctx context.Context, m Module, cands []catalog.Candida
 	}
 	byID := make(map[string][]byte, len(docs))
 	for _, doc := range docs {
-		b, err := json.Marshal(doc)
+		b, err := doc.MarshalJSON() // what json.Marshal gives, without its second pass
 		if err != nil {
 			return fmt.Errorf("render %s: %w", doc.ID, err)
 		}

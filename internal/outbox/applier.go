@@ -8,7 +8,6 @@ package outbox
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -322,7 +321,8 @@ func (a *Applier) prepareRound(ctx context.Context, entries []catalog.OutboxEntr
 			}
 			var raw []byte // the document's JSON, made once for both stores
 			if d.State == catalog.DocLive && (!e.MetaDone || !e.IndexDone) {
-				if raw, err = json.Marshal(d.Doc); err != nil {
+				// MarshalJSON writes what json.Marshal would, without its second pass.
+				if raw, err = d.Doc.MarshalJSON(); err != nil {
 					return nil, fmt.Errorf("outbox: render %s: %w", id, err)
 				}
 			}

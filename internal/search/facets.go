@@ -2,7 +2,6 @@ package search
 
 import (
 	"maps"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -298,7 +297,7 @@ func (w *facetWalker) appendKey(b []byte, kind byte, path string, comma bool) []
 		return strconv.AppendInt(b, int64(flags), 10)
 	case 'v':
 		if len(f.nums) == 1 {
-			return appendJSONNumber(b, f.nums[0])
+			return protocol.AppendJSONNumber(b, f.nums[0])
 		}
 		return protocol.AppendName(b, f.strs[0])
 	case 'm':
@@ -307,7 +306,7 @@ func (w *facetWalker) appendKey(b []byte, kind byte, path string, comma bool) []
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONNumber(b, x)
+			b = protocol.AppendJSONNumber(b, x)
 		}
 		for i, s := range f.strs {
 			if i > 0 || len(f.nums) > 0 {
@@ -323,28 +322,9 @@ func (w *facetWalker) appendKey(b []byte, kind byte, path string, comma bool) []
 		key = hi
 	}
 	if x, ok := key.(float64); ok {
-		return appendJSONNumber(b, x)
+		return protocol.AppendJSONNumber(b, x)
 	}
 	return protocol.AppendName(b, key.(string))
-}
-
-// appendJSONNumber appends x as encoding/json writes a float64 (ES6 number to string: 'f'
-// form, 'e' form below 1e-6 and from 1e21, exponents unpadded). x is finite: it was decoded
-// from JSON.
-func appendJSONNumber(b []byte, x float64) []byte {
-	format := byte('f')
-	if abs := math.Abs(x); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	b = strconv.AppendFloat(b, x, format, -1, 64)
-	if format == 'e' {
-		// e-09 → e-9
-		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	return b
 }
 
 // sortKeys returns a path's ascending and descending sort keys (its values are sorted): numbers come before strings
