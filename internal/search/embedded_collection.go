@@ -180,9 +180,16 @@ func (c *embeddedCollection) maybeAnalyze(ctx context.Context, n int) {
 	c.analyze(ctx)
 }
 
-// analyze refreshes the planner statistics now; called with ix.writeMu held.
+// analyze refreshes the planner statistics now; called with ix.writeMu held. During a first
+// load it analyzes the id index alone, which gives the planner the table's size: the indexes
+// the load keeps (indexDefs) are analyzed once, at its end, where reading all of them at every
+// doubling made a 1M-file load 28% more CPU.
 func (c *embeddedCollection) analyze(ctx context.Context) {
-	if _, err := c.ix.writer.ExecContext(ctx, "ANALYZE "+c.name+"_docs"); err != nil {
+	target := c.name + "_docs"
+	if c.loading.Load() {
+		target = `"` + idIndex(c.name) + `"`
+	}
+	if _, err := c.ix.writer.ExecContext(ctx, "ANALYZE "+target); err != nil {
 		return
 	}
 	var rows int64
@@ -191,6 +198,9 @@ func (c *embeddedCollection) analyze(ctx context.Context) {
 	}
 	c.written, c.analyzedRows = 0, rows
 }
+
+// idIndex names the index SQLite made for the docs table's UNIQUE id, its first constraint.
+func idIndex(collection string) string { return "sqlite_autoindex_" + collection + "_docs_1" }
 
 // inTx runs fn in a write transaction on the writer connection, which also increments the
 // index generation; once committed, the documents changes() names (as fn left them) are
