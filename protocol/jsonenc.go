@@ -89,21 +89,23 @@ func appendHTMLSafeName(b []byte, name string) []byte {
 	return b
 }
 
+// needsRewrite reports whether raw holds a byte json.Marshal would rewrite in a Marshaler's
+// output: whitespace, <, >, &, or 0xe2, the lead byte of U+2028 and U+2029.
+func needsRewrite(raw []byte) bool {
+	for _, c := range raw {
+		switch c {
+		case ' ', '\t', '\n', '\r', '<', '>', '&', 0xe2:
+			return true
+		}
+	}
+	return false
+}
+
 // appendRaw appends a raw JSON value as json.Marshal rewrites a Marshaler's output: compact,
 // with <, >, & and U+2028, U+2029 escaped. A value with none of these (the common case) is
 // appended as it is; the others go through json.Compact, which also rejects invalid JSON.
 func appendRaw(b []byte, field string, raw json.RawMessage) ([]byte, error) {
-	clean := len(raw) > 0
-	for _, c := range raw {
-		switch c {
-		case ' ', '\t', '\n', '\r', '<', '>', '&', 0xe2: // 0xe2: the lead byte of U+2028, U+2029
-			clean = false
-		}
-		if !clean {
-			break
-		}
-	}
-	if clean {
+	if len(raw) > 0 && !needsRewrite(raw) {
 		return append(b, raw...), nil
 	}
 	var compact, escaped bytes.Buffer

@@ -67,8 +67,12 @@ func hashWorker(ctx context.Context, jobs <-chan HashJob, out chan<- HashResult)
 			job = j
 		}
 		res := HashResult{Job: job}
+		var want []byte // the head is copied out of the reads only when the type is asked for
+		if job.Detect {
+			want = head
+		}
 		var n int
-		res.ID, res.Stat, n, res.Err = hashFileHead(ctx, job.Path, head)
+		res.ID, res.Stat, n, res.Err = hashFileHead(ctx, job.Path, want)
 		if ctx.Err() != nil {
 			return
 		}

@@ -120,7 +120,7 @@ func TestHasherDetectsAsDetectType(t *testing.T) {
 		defer close(jobs)
 		for p := range want {
 			jobs <- HashJob{Path: p, Detect: true}
-			jobs <- HashJob{Path: p, Ref: "no detect"}
+			jobs <- HashJob{Path: p}
 		}
 	}()
 	n := 0
@@ -129,7 +129,7 @@ func TestHasherDetectsAsDetectType(t *testing.T) {
 		if r.Err != nil {
 			t.Fatalf("%s: %v", r.Job.Path, r.Err)
 		}
-		if r.Job.Ref != nil {
+		if !r.Job.Detect {
 			if r.Type != "" {
 				t.Errorf("%s without Detect: type %q", filepath.Base(r.Job.Path), r.Type)
 			}

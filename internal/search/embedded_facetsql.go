@@ -11,8 +11,9 @@ import (
 type facetSQL struct {
 	table    string // <collection>_docs
 	declared []string
-	sel, ins string
-	// selMany is sel for the ids of a JSON array, with the id last.
+	ins      string
+	// selMany reads seq, text_hash, the facet columns and id of the rows whose ids a JSON
+	// array lists.
 	selMany string
 	upd     map[string]string // UPDATE statements by changed-column mask
 }
@@ -28,7 +29,6 @@ func newFacetSQL(table string, declared []string) *facetSQL {
 		cols.WriteString(", " + facetColumn(a))
 		ph.WriteString(", ?")
 	}
-	f.sel = sel.String() + " FROM " + table + " WHERE id = ?"
 	f.selMany = sel.String() + ", id FROM " + table + " WHERE id IN (SELECT value FROM json_each(?))"
 	f.ins = "INSERT INTO " + table + "(id, doc, text_hash" + cols.String() + ") VALUES (?, ?, ?" + ph.String() + ")"
 	return f

@@ -53,16 +53,7 @@ func (e *jsonbEncoder) errorf(what string) error {
 	return fmt.Errorf("%w: %s at offset %d", errJSONBSyntax, what, e.i)
 }
 
-func (e *jsonbEncoder) space() {
-	for e.i < len(e.src) {
-		switch e.src[e.i] {
-		case ' ', '\t', '\n', '\r':
-			e.i++
-		default:
-			return
-		}
-	}
-}
+func (e *jsonbEncoder) space() { e.i = skipJSONSpace(e.src, e.i) }
 
 // appendJSONBHeader appends the header of an element of type typ whose payload is n bytes, in the
 // smallest form that holds n.
