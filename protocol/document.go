@@ -51,6 +51,15 @@ func (p Paths) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads a JSON object keeping key order. Keys are names: their exact bytes come
 // back (see Name).
 func (p *Paths) UnmarshalJSON(data []byte) error {
+	if out, ok := scanPaths(data); ok {
+		*p = out
+		return nil
+	}
+	return p.decode(data)
+}
+
+// decode is UnmarshalJSON through encoding/json's decoder.
+func (p *Paths) decode(data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	tok, err := dec.Token()
@@ -89,6 +98,48 @@ func (p *Paths) UnmarshalJSON(data []byte) error {
 	}
 	*p = out
 	return nil
+}
+
+// scanPaths is UnmarshalJSON for valid JSON whose keys are names and values numbers, nearly
+// every paths object: one pass, no decoder. ok is false for anything else, which the decoder
+// then reads and, when it is wrong, says why.
+func scanPaths(data []byte) (_ Paths, ok bool) {
+	if !json.Valid(data) {
+		return nil, false
+	}
+	i := skipSpace(data, 0)
+	switch data[i] {
+	case 'n':
+		return nil, true // null
+	case '{':
+	default:
+		return nil, false
+	}
+	out := Paths{}
+	if i = skipSpace(data, i+1); data[i] == '}' {
+		return out, true
+	}
+	for {
+		end := skipValue(data, i) // data is valid: a key, a colon, a value, then , or }
+		k, err := UnquoteName(data[i:end])
+		if err != nil {
+			return nil, false
+		}
+		i = skipSpace(data, skipSpace(data, end)+1)
+		if c := data[i]; c != '-' && (c < '0' || c > '9') {
+			return nil, false
+		}
+		end = skipValue(data, i)
+		f, err := strconv.ParseFloat(string(data[i:end]), 64)
+		if err != nil {
+			return nil, false
+		}
+		out = append(out, PathEntry{Path: k, Mtime: f})
+		if i = skipSpace(data, end); data[i] == '}' {
+			return out, true
+		}
+		i = skipSpace(data, i+1)
+	}
 }
 
 // Core field names. They belong to the daemon and are never taken from module output.

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"os/exec"
 	"strings"
@@ -203,4 +205,39 @@ func TestDocumentReadsFields(t *testing.T) {
 			t.Errorf("%s read without an error", bad)
 		}
 	}
+}
+
+// pathsRecord is what a Paths decode gave: the entries (exact bytes, mtime bits) or the error.
+func pathsRecord(decode func(*Paths, []byte) error, data []byte) string {
+	var p Paths
+	if err := decode(&p, data); err != nil {
+		return "error: " + err.Error()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "nil=%v", p == nil)
+	for _, e := range p {
+		fmt.Fprintf(&b, " %q=%x", e.Path, math.Float64bits(e.Mtime))
+	}
+	return b.String()
+}
+
+// Paths's scanner gives what the decoder gives: the same entries in the same order, and the
+// decoder's own error for anything it does not take (the scanner hands those over).
+func FuzzPathsScanMatchesDecoder(f *testing.F) {
+	for _, seed := range []string{
+		`{}`, ` { } `, `null`, ` null `, `{"a":1}`, "{\n\t\"a/b.txt\" : 1.5e9 ,\r\n \"c\":-0\n}\n",
+		`{"d\u00e9j\u00e0":1,"back\\slash":2,"q\"uote":3,"\udcff\udc80":4,"\ud83d\ude00":5,"/":6}`,
+		`{"a":1,"a":2}`, "{\"\xff\xfe\":1}", `{"x":1e400}`, `{"x":-1e-400}`, `{"x":123456789012345678901234567890}`,
+		`{"x":"1"}`, `{"x":true}`, `{"x":null}`, `{"x":[1]}`, `{"x":{}}`, `{"\ud800":1}`, `{"\udc10":1}`,
+		`[1]`, `"x"`, `1`, ``, `{`, `{"a":}`, `{"a":1,}`, `{"a":1}x`, `{"a":1} {"b":2}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got := pathsRecord((*Paths).UnmarshalJSON, data)
+		want := pathsRecord((*Paths).decode, data)
+		if got != want {
+			t.Errorf("Paths.UnmarshalJSON(%q):\n got %s\nwant %s", data, got, want)
+		}
+	})
 }
