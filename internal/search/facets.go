@@ -1,7 +1,7 @@
 package search
 
 import (
-	"maps"
+	"cmp"
 	"slices"
 	"strconv"
 	"strings"
@@ -230,33 +230,47 @@ func flatFacets(doc map[string]any, spec facetSpec) map[string][]byte {
 	}
 	w := &facetWalker{spec: spec, facets: make(map[string]*facet, 16)}
 	w.object("", doc)
-	// The paths each column owns, sorted: a column's keys are "<kind>:<path>", so sorting
-	// them is sorting by kind (facetKinds is in byte order) and then by path.
-	cols := make(map[string][]string, len(w.facets))
+	// Each path under its owning column, sorted by column then path: a column's keys are
+	// "<kind>:<path>", so sorting them is sorting by kind (facetKinds is in byte order) and
+	// then by path.
+	type owned struct{ owner, path string }
+	paths := make([]owned, 0, len(w.facets))
 	for path, f := range w.facets {
 		slices.Sort(f.nums)
 		slices.Sort(f.strs)
 		f.nums, f.strs = slices.Compact(f.nums), slices.Compact(f.strs)
-		a := spec.role(path).owner
-		cols[a] = append(cols[a], path)
+		paths = append(paths, owned{spec.role(path).owner, path})
 	}
-	enc := make(map[string][]byte, len(cols))
+	slices.SortFunc(paths, func(a, b owned) int {
+		return cmp.Or(strings.Compare(a.owner, b.owner), strings.Compare(a.path, b.path))
+	})
+	columns := 0
+	for i := range paths {
+		if i == 0 || paths[i].owner != paths[i-1].owner {
+			columns++
+		}
+	}
+	enc := make(map[string][]byte, columns)
 	var buf []byte
-	for a, paths := range cols {
-		slices.Sort(paths)
+	for lo := 0; lo < len(paths); {
+		hi := lo + 1
+		for hi < len(paths) && paths[hi].owner == paths[lo].owner {
+			hi++
+		}
 		start := len(buf)
 		buf = append(buf, '{')
 		for k := range len(facetKinds) {
-			for _, path := range paths {
-				buf = w.appendKey(buf, facetKinds[k], path, len(buf) > start+1)
+			for _, p := range paths[lo:hi] {
+				buf = w.appendKey(buf, facetKinds[k], p.path, len(buf) > start+1)
 			}
 		}
 		if len(buf) == start+1 {
 			buf = buf[:start] // no key: the column is absent
-			continue
+		} else {
+			buf = append(buf, '}')
+			enc[paths[lo].owner] = buf[start:len(buf):len(buf)]
 		}
-		buf = append(buf, '}')
-		enc[a] = buf[start:len(buf):len(buf)]
+		lo = hi
 	}
 	return enc
 }
@@ -346,13 +360,25 @@ func sortKeys(f *facet) (lo, hi any) {
 // the text as it was.
 func searchText(doc map[string]any) string {
 	var b strings.Builder
+	// The keys of the objects being walked, sorted, as a stack: one slice for the document.
+	keys := make([]string, 0, 2*len(doc))
+	sortedKeys := func(m map[string]any) []string {
+		start := len(keys)
+		for k := range m {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys[start:])
+		return keys[start:]
+	}
 	var walk func(v any)
 	walk = func(v any) {
 		switch x := v.(type) {
 		case map[string]any:
-			for _, k := range slices.Sorted(maps.Keys(x)) {
+			start := len(keys)
+			for _, k := range sortedKeys(x) {
 				walk(x[k])
 			}
+			keys = keys[:start]
 		case []any:
 			for _, e := range x {
 				walk(e)
@@ -365,7 +391,7 @@ func searchText(doc map[string]any) string {
 			b.WriteByte('\n')
 		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(doc)) {
+	for _, k := range sortedKeys(doc) {
 		if k != FieldPathsExact && k != protocol.FieldNext {
 			walk(doc[k])
 		}

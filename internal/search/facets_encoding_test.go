@@ -153,7 +153,11 @@ func TestMarshalObjectMatchesEncodingJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := marshalObject(doc); !bytes.Equal(got, want) {
+		var ms members
+		for k, v := range doc {
+			ms = append(ms, member{k, v})
+		}
+		if got := marshalObject(ms.sorted()); !bytes.Equal(got, want) {
 			t.Errorf("marshalObject(%s) =\n%s\nwant\n%s", raw, got, want)
 		}
 	}

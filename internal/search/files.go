@@ -69,30 +69,40 @@ var ChunkSettings = Settings{Filterable: []string{"file_id", "module"}, Sortable
 // an array (path_entries) and the derived fields are added. archiveRel is the archive
 // directory relative to the files root ("archive"); a path below it is on the drive named by
 // its next element.
+//
+// Every document the outbox indexes comes through here (each module hop writes it again), so
+// the document is held as its members in key order rather than a map, and the derived values
+// are written by hand; the bytes are json.Marshal's (TestPrepareFileMatchesReference).
 func PrepareFile(raw json.RawMessage, archiveRel string) (json.RawMessage, error) {
-	// Sized for a document with a few modules' fields, so filling it seldom grows it.
-	doc := make(map[string]json.RawMessage, 32)
+	doc := make(members, 0, 24)
 	err := protocol.EachMember(raw, func(k string, v json.RawMessage) error {
-		doc[k] = v
+		doc = append(doc, member{k, v})
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: not a JSON object", ErrInvalidDocument)
 	}
+	doc = doc.sorted()
 	var paths []pathEntry
-	if p, ok := doc[fieldPaths]; ok {
+	if p, ok := doc.get(fieldPaths); ok {
 		var err error
 		if paths, err = decodePaths(p); err != nil {
 			return nil, fmt.Errorf("%w: paths: %w", ErrInvalidDocument, err)
 		}
-		delete(doc, fieldPaths)
-		doc[fieldPathEntries] = pathEntriesJSON(paths)
 	}
-	for _, k := range []string{FieldKind, FieldExtension, FieldDrive, FieldYear, FieldDate, FieldCamera, FieldName, FieldSortName} {
-		delete(doc, k)
+	doc = slices.DeleteFunc(doc, func(m member) bool {
+		switch m.key {
+		case FieldKind, FieldExtension, FieldDrive, FieldYear, FieldDate, FieldCamera, FieldName, FieldSortName:
+			return true
+		case fieldPaths, fieldPathEntries:
+			return paths != nil // path_entries is replaced when there are paths
+		}
+		return false
+	})
+	n := len(doc)
+	if paths != nil {
+		doc = append(doc, member{fieldPathEntries, pathEntriesJSON(paths)})
 	}
-	var mime string
-	_ = json.Unmarshal(doc["type"], &mime)
 	first := ""
 	if len(paths) > 0 {
 		first = paths[0].Path
@@ -105,13 +115,13 @@ func PrepareFile(raw json.RawMessage, archiveRel string) (json.RawMessage, error
 	if i := strings.LastIndexByte(name, '.'); i > 0 && i < len(name)-1 {
 		ext = strings.ToLower(name[i+1:])
 	}
-	doc[FieldKind] = mustJSON(Kind(mime, ext))
+	mimeRaw, _ := doc[:n].get("type")
+	doc = append(doc, member{FieldKind, jsonString(nil, Kind(jsonStringValue(mimeRaw), ext))})
 	if ext != "" {
-		doc[FieldExtension] = mustJSON(ext)
+		doc = append(doc, member{FieldExtension, jsonString(nil, ext)})
 	}
 	if name != "" {
-		doc[FieldName] = mustJSON(name)
-		doc[FieldSortName] = mustJSON(strings.ToLower(name))
+		doc = append(doc, member{FieldName, jsonString(nil, name)}, member{FieldSortName, jsonString(nil, strings.ToLower(name))})
 	}
 	var drives []string
 	for _, p := range paths {
@@ -122,59 +132,145 @@ func PrepareFile(raw json.RawMessage, archiveRel string) (json.RawMessage, error
 	}
 	if len(drives) > 0 {
 		slices.Sort(drives)
-		doc[FieldDrive] = mustJSON(drives)
+		b := []byte{'['}
+		for i, d := range drives {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = jsonString(b, d)
+		}
+		doc = append(doc, member{FieldDrive, append(b, ']')})
 	}
-	var mtime float64
-	_ = json.Unmarshal(doc["mtime"], &mtime)
-	date, camera := moduleDateAndCamera(doc)
+	mtimeRaw, _ := doc[:n].get("mtime")
+	mtime := jsonNumberValue(mtimeRaw)
+	date, camera := moduleDateAndCamera(doc[:n])
 	if date == nil && mtime != 0 {
 		date = &mtime
 	}
 	if date != nil {
-		doc[FieldDate] = mustJSON(math.Floor(*date))
-		doc[FieldYear] = mustJSON(time.Unix(int64(math.Floor(*date)), 0).UTC().Year())
+		day := math.Floor(*date)
+		doc = append(doc, member{FieldDate, protocol.AppendJSONNumber(nil, day)},
+			member{FieldYear, strconv.AppendInt(nil, int64(time.Unix(int64(day), 0).UTC().Year()), 10)})
 	}
 	if camera != "" {
-		doc[FieldCamera] = mustJSON(camera)
+		doc = append(doc, member{FieldCamera, jsonString(nil, camera)})
 	}
-	return marshalObject(doc), nil
+	return marshalObject(doc.sorted()), nil
 }
 
-// marshalObject returns what json.Marshal gives for doc (keys sorted, values compacted, <, >,
-// & and U+2028/U+2029 escaped), without its reflection and its validation of every value
-// (a module hop writes each document again): the values were decoded by json.Unmarshal or
-// written by mustJSON, so they are valid JSON, and the keys valid UTF-8, which AppendName
-// escapes as encoding/json does.
-func marshalObject(doc map[string]json.RawMessage) json.RawMessage {
-	keys := make([]string, 0, len(doc))
-	size := 2
-	for k, v := range doc {
-		keys = append(keys, k)
-		size += len(k) + len(v) + 4
+// members is an object's members (member: names.go); sorted, it is in key order with each
+// key once.
+type members []member
+
+// sorted sorts m by key and keeps the last member of a key given twice, as decoding into a
+// map does.
+func (m members) sorted() members {
+	slices.SortStableFunc(m, func(a, b member) int { return strings.Compare(a.key, b.key) })
+	out := m[:0]
+	for i, x := range m {
+		if i+1 < len(m) && m[i+1].key == x.key {
+			continue
+		}
+		out = append(out, x)
 	}
-	slices.Sort(keys)
+	return out
+}
+
+// get returns the value of key in sorted members.
+func (m members) get(key string) (json.RawMessage, bool) {
+	i, ok := slices.BinarySearchFunc(m, key, func(x member, k string) int { return strings.Compare(x.key, k) })
+	if !ok {
+		return nil, false
+	}
+	return m[i].value, true
+}
+
+// marshalObject returns what json.Marshal gives for doc (sorted members: keys in order,
+// values compacted, <, >, & and U+2028/U+2029 escaped), without its reflection and its
+// validation of every value (a module hop writes each document again): the values were
+// scanned by protocol.EachMember or written here, so they are valid JSON, and the keys valid
+// UTF-8, which AppendName escapes as encoding/json does.
+func marshalObject(doc members) json.RawMessage {
+	size := 2
+	for _, m := range doc {
+		size += len(m.key) + len(m.value) + 4
+	}
 	b := make([]byte, 1, size)
 	b[0] = '{'
-	for i, k := range keys {
+	for i, m := range doc {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = protocol.AppendName(b, k)
+		b = protocol.AppendName(b, m.key)
 		b = append(b, ':')
-		b = append(b, doc[k]...)
+		b = append(b, m.value...)
 	}
 	b = append(b, '}')
-	if bytes.ContainsAny(b, " \t\r\n") { // whitespace, maybe between tokens
+	space, html := false, false
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\r', '\n': // whitespace, maybe between tokens
+			space = true
+		case '<', '>', '&', 0xe2: // 0xe2 leads U+2028 and U+2029
+			html = true
+		}
+	}
+	if space {
 		var c bytes.Buffer
 		_ = json.Compact(&c, b)
 		b = c.Bytes()
 	}
-	if bytes.ContainsAny(b, "<>&\u2028\u2029") {
+	if html {
 		var e bytes.Buffer
 		json.HTMLEscape(&e, b)
 		b = e.Bytes()
 	}
 	return b
+}
+
+// jsonString appends s as encoding/json writes a string (marshalObject escapes <, > and &
+// afterwards): printable ASCII as it is, anything else through encoding/json.
+func jsonString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return append(b, mustJSON(s)...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// jsonStringValue is the string raw holds, "" when it holds none (json.Unmarshal's result).
+func jsonStringValue(raw json.RawMessage) string {
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' {
+		plain := true
+		for _, c := range raw[1 : n-1] {
+			if c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+				plain = false
+				break
+			}
+		}
+		if plain {
+			return string(raw[1 : n-1])
+		}
+	}
+	var s string
+	_ = json.Unmarshal(raw, &s)
+	return s
+}
+
+// jsonNumberValue is the number raw holds, 0 when it holds none or one a float64 cannot hold
+// (json.Unmarshal's result).
+func jsonNumberValue(raw json.RawMessage) float64 {
+	if len(raw) > 0 && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') {
+		if x, err := strconv.ParseFloat(string(raw), 64); err == nil {
+			return x
+		}
+	}
+	var x float64
+	_ = json.Unmarshal(raw, &x)
+	return x
 }
 
 // restoreFile turns a files index hit back into the metadata document's shape: path_entries
@@ -231,7 +327,7 @@ func pathEntriesJSON(paths []pathEntry) json.RawMessage {
 		b = append(b, `{"path":`...)
 		b = protocol.AppendName(b, p.Path)
 		b = append(b, `,"mtime":`...)
-		b = append(b, mustJSON(p.Mtime)...)
+		b = protocol.AppendJSONNumber(b, p.Mtime)
 		b = append(b, '}')
 	}
 	return append(b, ']')
@@ -274,24 +370,21 @@ func driveOf(p, archiveRel string) string {
 
 // moduleDateAndCamera looks through the module fields (objects, in key order) for the first
 // date taken ("date_unix") and camera ("camera", else "camera_make" and "camera_model").
-func moduleDateAndCamera(doc map[string]json.RawMessage) (*float64, string) {
-	keys := make([]string, 0, len(doc))
-	for k, v := range doc {
-		if len(v) > 0 && v[0] == '{' {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
+// doc is sorted.
+func moduleDateAndCamera(doc members) (*float64, string) {
 	var date *float64
 	camera := ""
-	for _, k := range keys {
+	for _, m := range doc {
+		if len(m.value) == 0 || m.value[0] != '{' || !mayNameDateOrCamera(m.value) {
+			continue
+		}
 		var f struct {
 			DateUnix    *float64 `json:"date_unix"`
 			Camera      string   `json:"camera"`
 			CameraMake  string   `json:"camera_make"`
 			CameraModel string   `json:"camera_model"`
 		}
-		if json.Unmarshal(doc[k], &f) != nil {
+		if json.Unmarshal(m.value, &f) != nil {
 			continue
 		}
 		if date == nil && f.DateUnix != nil {
@@ -305,6 +398,34 @@ func moduleDateAndCamera(doc map[string]json.RawMessage) (*float64, string) {
 		}
 	}
 	return date, camera
+}
+
+// mayNameDateOrCamera reports whether an object could hold one of moduleDateAndCamera's keys,
+// which encoding/json matches in any case: "_unix" or "camera" in any ASCII case, or a \u
+// escape, which could spell them. Other objects (most module fields) are not decoded.
+func mayNameDateOrCamera(obj []byte) bool {
+	for i, c := range obj {
+		switch {
+		case c == '_' && hasFoldPrefix(obj[i:], "_unix"), c|0x20 == 'c' && hasFoldPrefix(obj[i:], "camera"):
+			return true
+		case c == '\\' && i+1 < len(obj) && obj[i+1] == 'u':
+			return true
+		}
+	}
+	return false
+}
+
+// hasFoldPrefix reports whether b starts with the lower-case ASCII word w in any case.
+func hasFoldPrefix(b []byte, w string) bool {
+	if len(b) < len(w) {
+		return false
+	}
+	for i := range len(w) {
+		if c := b[i]; c != w[i] && (c|0x20 != w[i] || w[i] < 'a' || w[i] > 'z') {
+			return false
+		}
+	}
+	return true
 }
 
 // Kind maps a MIME type and extension to image, video, audio, document, text or other.
