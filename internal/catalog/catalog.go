@@ -90,13 +90,14 @@ func (c *Catalog) Ping(ctx context.Context) error {
 
 // Update runs fn in one write transaction, committed if fn returns nil.
 func (c *Catalog) Update(ctx context.Context, fn func(*Tx) error) error {
-	sqlTx, err := c.w.BeginTx(ctx, nil)
+	// Short statements only (sqlitedb.Tx): a cancellation ends the transaction at the next one.
+	sqlTx, err := sqlitedb.Begin(ctx, c.w, "BEGIN IMMEDIATE")
 	if err != nil {
 		return fmt.Errorf("catalog: begin: %w", err)
 	}
+	defer sqlTx.Rollback() // after a panic in fn too; nothing once committed
 	tx := &Tx{tx: sqlTx}
 	if err := fn(tx); err != nil {
-		sqlTx.Rollback()
 		return err
 	}
 	if err := sqlTx.Commit(); err != nil {
@@ -107,6 +108,6 @@ func (c *Catalog) Update(ctx context.Context, fn func(*Tx) error) error {
 
 // Tx is a write transaction.
 type Tx struct {
-	tx  *sql.Tx
+	tx  *sqlitedb.Tx
 	seq int64
 }

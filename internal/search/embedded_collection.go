@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unicode"
+
+	"github.com/homeindex/homeindex/internal/sqlitedb"
 )
 
 // embeddedCollection is one collection of the embedded backend; its tables are
@@ -73,7 +75,7 @@ func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage)
 	ftsDel := `DELETE FROM ` + c.name + `_fts WHERE rowid = ?`
 	ftsIns := `INSERT INTO ` + c.name + `_fts(rowid, text) VALUES (?, ?)`
 	var changes []tableChange
-	err = c.inTx(ctx, func(tx *sql.Tx) error {
+	err = c.inTx(ctx, func(tx writeTx) error {
 		changes = changes[:0]
 		for rest := prepared; len(rest) > 0; {
 			page := rest[:min(len(rest), upsertPage)]
@@ -205,18 +207,18 @@ func idIndex(collection string) string { return "sqlite_autoindex_" + collection
 // inTx runs fn in a write transaction on the writer connection, which also increments the
 // index generation; once committed, the documents changes() names (as fn left them) are
 // applied to the in-memory file table.
-func (c *embeddedCollection) inTx(ctx context.Context, fn func(tx *sql.Tx) error, changes func() []tableChange) error {
-	tx, err := c.ix.writer.BeginTx(ctx, nil)
+func (c *embeddedCollection) inTx(ctx context.Context, fn func(tx writeTx) error, changes func() []tableChange) error {
+	// Short statements (sqlitedb.Tx): a cancellation ends the transaction at the next one.
+	tx, err := sqlitedb.Begin(ctx, c.ix.writer, "BEGIN IMMEDIATE")
 	if err != nil {
 		return err
 	}
+	defer tx.Rollback() // after a panic too; nothing once committed
 	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
 		return err
 	}
 	gen, err := bumpGen(ctx, tx)
 	if err != nil {
-		_ = tx.Rollback()
 		return err
 	}
 	if err := tx.Commit(); err != nil {
@@ -237,7 +239,7 @@ func deleted(seqs []int64) []tableChange {
 }
 
 // deleteSeqs removes documents and their text by rowid.
-func (c *embeddedCollection) deleteSeqs(ctx context.Context, tx *sql.Tx, seqs []int64) error {
+func (c *embeddedCollection) deleteSeqs(ctx context.Context, tx writeTx, seqs []int64) error {
 	del, ftsDel := `DELETE FROM `+c.name+`_docs WHERE seq = ?`, `DELETE FROM `+c.name+`_fts WHERE rowid = ?`
 	for _, seq := range seqs {
 		if _, err := tx.ExecContext(ctx, del, seq); err != nil {
@@ -258,7 +260,7 @@ func (c *embeddedCollection) Delete(ctx context.Context, ids []string) error {
 	c.ix.writeMu.Lock()
 	defer c.ix.writeMu.Unlock()
 	var seqs []int64
-	err := c.inTx(ctx, func(tx *sql.Tx) error {
+	err := c.inTx(ctx, func(tx writeTx) error {
 		sel := `SELECT seq FROM ` + c.name + `_docs WHERE id = ?`
 		seqs = seqs[:0]
 		for _, id := range ids {
@@ -291,7 +293,7 @@ func (c *embeddedCollection) DeleteByFilter(ctx context.Context, filter string) 
 		return fmt.Errorf("delete from %s by filter: %w: empty filter", c.name, ErrInvalidFilter)
 	}
 	var seqs []int64
-	err = c.inTx(ctx, func(tx *sql.Tx) error {
+	err = c.inTx(ctx, func(tx writeTx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT d.seq FROM `+c.name+`_docs d WHERE `+where, args...)
 		if err != nil {
 			return err
@@ -495,7 +497,7 @@ type storedRow struct {
 }
 
 // storedFacets reads the stored rows of docs that exist, by id, in one query.
-func storedFacets(ctx context.Context, tx *sql.Tx, fs *facetSQL, docs []upsertDoc) (map[string]storedRow, error) {
+func storedFacets(ctx context.Context, tx writeTx, fs *facetSQL, docs []upsertDoc) (map[string]storedRow, error) {
 	ids := make([]string, len(docs))
 	for i, d := range docs {
 		ids[i] = d.id

@@ -251,7 +251,15 @@ func flatNumber(facets map[string][]byte, kind, attr string, declared []string) 
 }
 
 // bumpGen increments the index generation in a write transaction and returns the new one.
-func bumpGen(ctx context.Context, tx *sql.Tx) (int64, error) {
+// writeTx is what the index's writes run their statements on: a sqlitedb.Tx for documents, a
+// sql.Tx for settings and rebuilds, which may run long and must stay interruptible.
+type writeTx interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func bumpGen(ctx context.Context, tx writeTx) (int64, error) {
 	var gen int64
 	err := tx.QueryRowContext(ctx, `UPDATE settings SET value = CAST(value AS INTEGER) + 1 WHERE collection = ?
 		RETURNING CAST(value AS INTEGER)`, genKey).Scan(&gen)
