@@ -80,12 +80,16 @@ func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage)
 		for rest := prepared; len(rest) > 0; {
 			page := rest[:min(len(rest), upsertPage)]
 			rest = rest[len(page):]
-			current, err := storedFacets(ctx, tx, fs, page)
+			pageVals := make([][]any, len(page))
+			for i, d := range page {
+				pageVals[i] = fs.values(d.blobs)
+			}
+			current, err := storedFacets(ctx, tx, fs, page, pageVals)
 			if err != nil {
 				return err
 			}
-			for _, d := range page {
-				vals := fs.values(d.blobs)
+			for i, d := range page {
+				vals := pageVals[i]
 				old, ok := current[d.id]
 				seq := old.seq
 				// The text is written only when it changed: a module hop that adds no words (a
@@ -105,7 +109,7 @@ func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage)
 					if textChanged {
 						newHash = &d.hash
 					}
-					ch := changed(old.cols, vals)
+					ch := old.changed
 					if _, err := tx.ExecContext(ctx, fs.update(ch, newHash), updateArgs(d.raw, newHash, vals, ch, seq)...); err != nil {
 						return err
 					}
@@ -489,18 +493,23 @@ func (c *embeddedCollection) IDs(ctx context.Context, fn func(id string) error) 
 // upsertPage is how many documents Upsert looks up with one query.
 const upsertPage = 500
 
-// storedRow is a stored document's rowid and facet columns (JSONB, column order).
+// storedRow is a stored document's rowid, text hash, and which of its facet columns (in
+// column order) differ from the document being written.
 type storedRow struct {
 	seq      int64
 	textHash sql.NullInt64
-	cols     []sql.NullString
+	changed  []bool
 }
 
-// storedFacets reads the stored rows of docs that exist, by id, in one query.
-func storedFacets(ctx context.Context, tx writeTx, fs *facetSQL, docs []upsertDoc) (map[string]storedRow, error) {
+// storedFacets reads the stored rows of docs that exist, by id, in one query, and compares
+// their facet columns (JSONB) with vals, each doc's new values: as they are read, so the
+// columns are not copied out of SQLite.
+func storedFacets(ctx context.Context, tx writeTx, fs *facetSQL, docs []upsertDoc, vals [][]any) (map[string]storedRow, error) {
 	ids := make([]string, len(docs))
+	at := make(map[string]int, len(docs))
 	for i, d := range docs {
 		ids[i] = d.id
+		at[d.id] = i
 	}
 	list, err := json.Marshal(ids)
 	if err != nil {
@@ -512,18 +521,22 @@ func storedFacets(ctx context.Context, tx writeTx, fs *facetSQL, docs []upsertDo
 	}
 	defer rows.Close()
 	out := make(map[string]storedRow, len(docs))
+	var r storedRow
+	var id string
+	cols := make([]sql.RawBytes, len(fs.declared))
+	dest := make([]any, 0, len(cols)+3)
+	dest = append(dest, &r.seq, &r.textHash)
+	for i := range cols {
+		dest = append(dest, &cols[i])
+	}
+	dest = append(dest, &id)
 	for rows.Next() {
-		r := storedRow{cols: make([]sql.NullString, len(fs.declared))}
-		var id string
-		dest := make([]any, 0, len(r.cols)+3)
-		dest = append(dest, &r.seq, &r.textHash)
-		for i := range r.cols {
-			dest = append(dest, &r.cols[i])
-		}
-		if err := rows.Scan(append(dest, &id)...); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
-		out[id] = r
+		if i, ok := at[id]; ok {
+			out[id] = storedRow{seq: r.seq, textHash: r.textHash, changed: changed(cols, vals[i])}
+		}
 	}
 	return out, rows.Err()
 }

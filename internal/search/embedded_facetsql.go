@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"database/sql"
 	"fmt"
 	"strings"
@@ -46,12 +47,12 @@ func (f *facetSQL) values(facets map[string][]byte) []any {
 	return vals
 }
 
-// changed reports which columns differ between the stored objects and vals.
-func changed(stored []sql.NullString, vals []any) []bool {
+// changed reports which columns differ between the stored objects (nil: NULL) and vals.
+func changed(stored []sql.RawBytes, vals []any) []bool {
 	out := make([]bool, len(vals))
 	for i, v := range vals {
 		b, _ := v.([]byte)
-		out[i] = stored[i].Valid != (b != nil) || stored[i].Valid && stored[i].String != string(b)
+		out[i] = (stored[i] == nil) != (b == nil) || !bytes.Equal(stored[i], b)
 	}
 	return out
 }

@@ -197,7 +197,7 @@ func TestFacetOwnerAndChangedColumns(t *testing.T) {
 		}
 	}
 	fs := newFacetSQL("files_docs", []string{"next", "size", "type"})
-	stored := []sql.NullString{{String: `{"v:next":"m1"}`, Valid: true}, {String: `{"v:size":1}`, Valid: true}, {}}
+	stored := []sql.RawBytes{[]byte(`{"v:next":"m1"}`), []byte(`{"v:size":1}`), nil}
 	vals := fs.values(map[string][]byte{"next": []byte(`{"v:next":""}`), "size": []byte(`{"v:size":1}`)})
 	ch := changed(stored, vals)
 	if !slices.Equal(ch, []bool{true, false, false}) {
