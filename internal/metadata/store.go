@@ -99,6 +99,72 @@ func (s *Store) WriteIndentedDocument(id string, data []byte) (written bool, err
 // indentObject returns doc re-indented with 4 spaces and a final newline. Compacting first
 // makes the output independent of the input's formatting.
 func indentObject(doc []byte) ([]byte, error) {
+	if json.Valid(doc) { // nearly always: the outbox renders documents itself
+		if out := indentValid(doc); len(out) > 1 && out[0] == '{' {
+			return out, nil
+		}
+		return nil, errors.New("invalid JSON: want an object")
+	}
+	return indentDecoded(doc)
+}
+
+// indentValid is json.Compact then json.Indent(dst, src, "", "    ") plus a newline, in one
+// pass, for valid JSON (what every module hop writes): whitespace outside strings is dropped,
+// each member and element goes on a line of its own, empty objects and arrays stay "{}" and
+// "[]".
+func indentValid(doc []byte) []byte {
+	out := make([]byte, 0, len(doc)*5/4+16)
+	depth := 0
+	newline := func() {
+		out = append(out, '\n')
+		for range depth {
+			out = append(out, "    "...)
+		}
+	}
+	for i := 0; i < len(doc); i++ {
+		switch c := doc[i]; c {
+		case ' ', '\t', '\r', '\n':
+		case '"':
+			j := i + 1
+			for doc[j] != '"' {
+				if doc[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			out = append(out, doc[i:j+1]...)
+			i = j
+		case '{', '[':
+			k := i + 1
+			for doc[k] == ' ' || doc[k] == '\t' || doc[k] == '\r' || doc[k] == '\n' {
+				k++
+			}
+			if doc[k] == '}' || doc[k] == ']' {
+				out = append(out, c, doc[k])
+				i = k
+				continue
+			}
+			out = append(out, c)
+			depth++
+			newline()
+		case '}', ']':
+			depth--
+			newline()
+			out = append(out, c)
+		case ',':
+			out = append(out, ',')
+			newline()
+		case ':':
+			out = append(out, ':', ' ')
+		default:
+			out = append(out, c)
+		}
+	}
+	return append(out, '\n')
+}
+
+// indentDecoded is indentObject through encoding/json, which says what is wrong with doc.
+func indentDecoded(doc []byte) ([]byte, error) {
 	var c bytes.Buffer
 	if err := json.Compact(&c, doc); err != nil {
 		return nil, fmt.Errorf("invalid JSON: %w", err)
