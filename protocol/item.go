@@ -339,22 +339,24 @@ func ParseItem(item string) (ItemInfo, error) {
 		var err error
 		switch k {
 		case FieldID:
-			err = json.Unmarshal(v, &info.ID)
+			err = decodeString(v, &info.ID)
 		case FieldUID:
 			// Upstream compares str(uid), so a number is accepted and read as its text.
 			if len(v) > 0 && v[0] != '"' {
 				info.UID = string(v)
 				return nil
 			}
-			err = json.Unmarshal(v, &info.UID)
+			err = decodeString(v, &info.UID)
 		case FieldJob:
-			err = json.Unmarshal(v, &info.Job.Token)
+			err = decodeString(v, &info.Job.Token)
 			info.HasJob = err == nil
 		case FieldAttempt:
-			err = json.Unmarshal(v, &info.Job.Attempt)
+			var n int64
+			n, err = decodeInt(v, strconv.IntSize)
+			info.Job.Attempt = int(n)
 			haveAttempt = true
 		case FieldSince:
-			err = json.Unmarshal(v, &info.Job.Since)
+			info.Job.Since, err = decodeInt(v, 64)
 			haveSince = true
 		}
 		if err != nil {
@@ -372,6 +374,43 @@ func ParseItem(item string) (ItemInfo, error) {
 		return ItemInfo{}, errors.New("parse item: incomplete job fields")
 	}
 	return info, nil
+}
+
+// decodeString is json.Unmarshal(v, dst) for a string field, without encoding/json when v is
+// a quoted run of printable ASCII with nothing to unescape (ids, uids, tokens): every result
+// the merger reads goes through here.
+func decodeString(v json.RawMessage, dst *string) error {
+	if n := len(v); n >= 2 && v[0] == '"' && v[n-1] == '"' {
+		plain := true
+		for _, c := range v[1 : n-1] {
+			if c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+				plain = false
+				break
+			}
+		}
+		if plain {
+			*dst = string(v[1 : n-1])
+			return nil
+		}
+	}
+	return json.Unmarshal(v, dst)
+}
+
+// decodeInt is json.Unmarshal into an integer of bits bits, without encoding/json for a plain
+// integer; anything else (a fraction, an exponent, out of range, not a number) goes through
+// encoding/json for its error, or for null (no error, zero).
+func decodeInt(v json.RawMessage, bits int) (int64, error) {
+	if x, err := strconv.ParseInt(string(v), 10, bits); err == nil {
+		return x, nil
+	}
+	if bits == 64 {
+		var x int64
+		err := json.Unmarshal(v, &x)
+		return x, err
+	}
+	var x int32
+	err := json.Unmarshal(v, &x)
+	return int64(x), err
 }
 
 // WithJob returns item with its job fields replaced by job. The item must have been built by

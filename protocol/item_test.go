@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -221,6 +222,71 @@ func FuzzEachMemberMatchesDecoder(f *testing.F) {
 		}
 		if got != want {
 			t.Errorf("EachMember(%q):\n got %s\nwant %s", data, got, want)
+		}
+	})
+}
+
+// parseItemReference is ParseItem as it was before decodeString and decodeInt: every field
+// through json.Unmarshal.
+func parseItemReference(item string) (ItemInfo, error) {
+	var info ItemInfo
+	var haveAttempt, haveSince bool
+	err := EachMember([]byte(item), func(k string, v json.RawMessage) error {
+		var err error
+		switch k {
+		case FieldID:
+			err = json.Unmarshal(v, &info.ID)
+		case FieldUID:
+			// Upstream compares str(uid), so a number is accepted and read as its text.
+			if len(v) > 0 && v[0] != '"' {
+				info.UID = string(v)
+				return nil
+			}
+			err = json.Unmarshal(v, &info.UID)
+		case FieldJob:
+			err = json.Unmarshal(v, &info.Job.Token)
+			info.HasJob = err == nil
+		case FieldAttempt:
+			err = json.Unmarshal(v, &info.Job.Attempt)
+			haveAttempt = true
+		case FieldSince:
+			err = json.Unmarshal(v, &info.Job.Since)
+			haveSince = true
+		}
+		if err != nil {
+			return fmt.Errorf("field %q: %w", k, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return ItemInfo{}, fmt.Errorf("parse item: %w", err)
+	}
+	if info.ID == "" {
+		return ItemInfo{}, errors.New("parse item: no id")
+	}
+	if info.HasJob && (!haveAttempt || !haveSince) {
+		return ItemInfo{}, errors.New("parse item: incomplete job fields")
+	}
+	return info, nil
+}
+
+// ParseItem gives what it gave when every field went through json.Unmarshal: the same
+// fields, or an error where that had one.
+func FuzzParseItemMatchesReference(f *testing.F) {
+	for _, seed := range []string{
+		`{"id":"abc","paths":{},"uid":42}`, `{"id":"0123456789abcdef","uid":"7","job":"` + strings.Repeat("a", 32) + `","attempt":1,"since":1795745275993}`,
+		`{"id":"x","job":"t","attempt":1.5,"since":1}`, `{"id":"x","job":"t","attempt":1e2,"since":1}`, `{"id":"x","job":"t","attempt":99999999999999999999,"since":1}`,
+		`{"id":"x","job":"t","attempt":-0,"since":-9223372036854775808}`, `{"id":"x","job":"t","attempt":null,"since":null}`, `{"id":null}`,
+		`{"id":"caf\u00e9","uid":"\"q\"","job":"t\tab","attempt":1,"since":2}`, `{"id":"a\/b","uid":"x\\y"}`, "{\"id\":\"bad\xff\"}", `{"id":"x","uid":true}`, `{"id":5}`, `{"id":"x","job":7}`,
+		`{"id":"x","attempt":"1"}`, `[1]`, `{`, `{"id":"x"} y`,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, item string) {
+		got, err := ParseItem(item)
+		want, werr := parseItemReference(item)
+		if (err == nil) != (werr == nil) || got != want {
+			t.Errorf("ParseItem(%q) = %+v, %v; reference %+v, %v", item, got, err, want, werr)
 		}
 	})
 }
