@@ -339,16 +339,16 @@ func ParseItem(item string) (ItemInfo, error) {
 		var err error
 		switch k {
 		case FieldID:
-			err = decodeString(v, &info.ID)
+			err = DecodeString(v, &info.ID)
 		case FieldUID:
 			// Upstream compares str(uid), so a number is accepted and read as its text.
 			if len(v) > 0 && v[0] != '"' {
 				info.UID = string(v)
 				return nil
 			}
-			err = decodeString(v, &info.UID)
+			err = DecodeString(v, &info.UID)
 		case FieldJob:
-			err = decodeString(v, &info.Job.Token)
+			err = DecodeString(v, &info.Job.Token)
 			info.HasJob = err == nil
 		case FieldAttempt:
 			var n int64
@@ -376,10 +376,10 @@ func ParseItem(item string) (ItemInfo, error) {
 	return info, nil
 }
 
-// decodeString is json.Unmarshal(v, dst) for a string field, without encoding/json when v is
-// a quoted run of printable ASCII with nothing to unescape (ids, uids, tokens): every result
-// the merger reads goes through here.
-func decodeString(v json.RawMessage, dst *string) error {
+// DecodeString is json.Unmarshal(v, dst) for a string, without encoding/json when v is a
+// quoted run of printable ASCII with nothing to unescape (ids, uids, tokens, MIME types):
+// every result the merger reads and every document the index prepares goes through here.
+func DecodeString(v json.RawMessage, dst *string) error {
 	if n := len(v); n >= 2 && v[0] == '"' && v[n-1] == '"' {
 		plain := true
 		for _, c := range v[1 : n-1] {

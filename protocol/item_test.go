@@ -226,7 +226,7 @@ func FuzzEachMemberMatchesDecoder(f *testing.F) {
 	})
 }
 
-// parseItemReference is ParseItem as it was before decodeString and decodeInt: every field
+// parseItemReference is ParseItem as it was before DecodeString and decodeInt: every field
 // through json.Unmarshal.
 func parseItemReference(item string) (ItemInfo, error) {
 	var info ItemInfo

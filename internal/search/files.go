@@ -243,20 +243,8 @@ func jsonString(b []byte, s string) []byte {
 
 // jsonStringValue is the string raw holds, "" when it holds none (json.Unmarshal's result).
 func jsonStringValue(raw json.RawMessage) string {
-	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' {
-		plain := true
-		for _, c := range raw[1 : n-1] {
-			if c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
-				plain = false
-				break
-			}
-		}
-		if plain {
-			return string(raw[1 : n-1])
-		}
-	}
 	var s string
-	_ = json.Unmarshal(raw, &s)
+	_ = protocol.DecodeString(raw, &s)
 	return s
 }
 
