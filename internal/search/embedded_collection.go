@@ -521,11 +521,12 @@ func storedFacets(ctx context.Context, tx writeTx, fs *facetSQL, docs []upsertDo
 	}
 	defer rows.Close()
 	out := make(map[string]storedRow, len(docs))
-	var r storedRow
+	var seq int64
+	var textHash sql.NullInt64
 	var id string
 	cols := make([]sql.RawBytes, len(fs.declared))
 	dest := make([]any, 0, len(cols)+3)
-	dest = append(dest, &r.seq, &r.textHash)
+	dest = append(dest, &seq, &textHash)
 	for i := range cols {
 		dest = append(dest, &cols[i])
 	}
@@ -535,7 +536,7 @@ func storedFacets(ctx context.Context, tx writeTx, fs *facetSQL, docs []upsertDo
 			return nil, err
 		}
 		if i, ok := at[id]; ok {
-			out[id] = storedRow{seq: r.seq, textHash: r.textHash, changed: changed(cols, vals[i])}
+			out[id] = storedRow{seq: seq, textHash: textHash, changed: changed(cols, vals[i])}
 		}
 	}
 	return out, rows.Err()

@@ -250,7 +250,6 @@ func flatNumber(facets map[string][]byte, kind, attr string, declared []string) 
 	return n, ok && json.Unmarshal(raw, &n) == nil
 }
 
-// bumpGen increments the index generation in a write transaction and returns the new one.
 // writeTx is what the index's writes run their statements on: a sqlitedb.Tx for documents, a
 // sql.Tx for settings and rebuilds, which may run long and must stay interruptible.
 type writeTx interface {
@@ -259,6 +258,7 @@ type writeTx interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
+// bumpGen increments the index generation in a write transaction and returns the new one.
 func bumpGen(ctx context.Context, tx writeTx) (int64, error) {
 	var gen int64
 	err := tx.QueryRowContext(ctx, `UPDATE settings SET value = CAST(value AS INTEGER) + 1 WHERE collection = ?

@@ -115,7 +115,7 @@ func PrepareFile(raw json.RawMessage, archiveRel string) (json.RawMessage, error
 	if i := strings.LastIndexByte(name, '.'); i > 0 && i < len(name)-1 {
 		ext = strings.ToLower(name[i+1:])
 	}
-	mimeRaw, _ := doc[:n].get("type")
+	mimeRaw, _ := doc[:n].get(protocol.FieldType)
 	doc = append(doc, member{FieldKind, jsonString(nil, Kind(jsonStringValue(mimeRaw), ext))})
 	if ext != "" {
 		doc = append(doc, member{FieldExtension, jsonString(nil, ext)})
@@ -141,7 +141,7 @@ func PrepareFile(raw json.RawMessage, archiveRel string) (json.RawMessage, error
 		}
 		doc = append(doc, member{FieldDrive, append(b, ']')})
 	}
-	mtimeRaw, _ := doc[:n].get("mtime")
+	mtimeRaw, _ := doc[:n].get(protocol.FieldMtime)
 	mtime := jsonNumberValue(mtimeRaw)
 	date, camera := moduleDateAndCamera(doc[:n])
 	if date == nil && mtime != 0 {
@@ -325,7 +325,8 @@ func pathEntriesJSON(paths []pathEntry) json.RawMessage {
 // escapes in the JSON, see protocol.Name).
 func decodePaths(raw json.RawMessage) ([]pathEntry, error) {
 	var ps protocol.Paths
-	if err := json.Unmarshal(raw, &ps); err != nil {
+	// Called directly: json.Unmarshal would validate raw before the method validates it again.
+	if err := ps.UnmarshalJSON(raw); err != nil {
 		return nil, err
 	}
 	out := make([]pathEntry, 0, len(ps))
