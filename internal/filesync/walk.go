@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"iter"
 	"path"
 	"path/filepath"
 	"strings"
@@ -30,32 +29,78 @@ type change struct {
 	keep bool // stat only: the content is unchanged (legacy row confirmed, or touched file)
 }
 
-// fileCursor reads the catalog's file rows in path order, one snapshot for the whole walk.
+// fileCursor reads the catalog's file rows in path order, one snapshot for the whole walk. A
+// goroutine of its own reads them in batches, so on two cores the catalog's rows are decoded
+// while the walker waits on the kernel's lstat: an unchanged re-sync costs about the longer
+// of the two, not their sum.
 type fileCursor struct {
-	next func() (catalog.File, bool)
-	stop func()
-	head catalog.File
-	ok   bool // head is a row
-	err  error
+	batches  chan []catalog.File
+	stopping chan struct{} // closed by stop: the reader gives up at its next batch
+	finished chan struct{} // closed when the reader has returned (its rows are closed)
+	buf      []catalog.File
+	head     catalog.File
+	ok       bool  // head is a row
+	err      error // the reader's error; read only after batches is closed
 }
+
+const cursorBatch = 256
 
 var errCursorStopped = errors.New("cursor stopped")
 
 func openCursor(ctx context.Context, cat *catalog.Catalog) *fileCursor {
-	c := &fileCursor{}
-	c.next, c.stop = iter.Pull(func(yield func(catalog.File) bool) {
-		err := cat.Files(ctx, func(f catalog.File) error {
-			if !yield(f) {
+	c := &fileCursor{
+		batches:  make(chan []catalog.File, 4),
+		stopping: make(chan struct{}),
+		finished: make(chan struct{}),
+	}
+	go func() {
+		defer close(c.finished)
+		defer close(c.batches)
+		batch := make([]catalog.File, 0, cursorBatch)
+		send := func() error {
+			select {
+			case c.batches <- batch:
+				batch = make([]catalog.File, 0, cursorBatch)
+				return nil
+			case <-c.stopping:
 				return errCursorStopped
+			}
+		}
+		err := cat.Files(ctx, func(f catalog.File) error {
+			if batch = append(batch, f); len(batch) == cursorBatch {
+				return send()
 			}
 			return nil
 		})
-		if err != nil && !errors.Is(err, errCursorStopped) {
-			c.err = err
+		if err == nil && len(batch) > 0 {
+			err = send()
 		}
-	})
-	c.head, c.ok = c.next()
+		if err != nil && !errors.Is(err, errCursorStopped) {
+			c.err = err // published by close(c.batches)
+		}
+	}()
+	// The first batch fixes the snapshot before the walk records anything.
+	c.advance()
 	return c
+}
+
+// advance moves head to the next row.
+func (c *fileCursor) advance() {
+	if len(c.buf) == 0 {
+		c.buf = <-c.batches // nil once the reader is done
+	}
+	if len(c.buf) == 0 {
+		c.head, c.ok = catalog.File{}, false
+		return
+	}
+	c.head, c.ok = c.buf[0], true
+	c.buf = c.buf[1:]
+}
+
+// stop ends the reader and waits for it, so the read snapshot is released on return.
+func (c *fileCursor) stop() {
+	close(c.stopping)
+	<-c.finished
 }
 
 // passTo moves the cursor up to rel: rows before it were not walked (they go to passed); the
@@ -63,11 +108,11 @@ func openCursor(ctx context.Context, cat *catalog.Catalog) *fileCursor {
 func (c *fileCursor) passTo(rel string, passed func(catalog.File)) (catalog.File, bool) {
 	for c.ok && c.head.Path < rel {
 		passed(c.head)
-		c.head, c.ok = c.next()
+		c.advance()
 	}
 	if c.ok && c.head.Path == rel {
 		f := c.head
-		c.head, c.ok = c.next()
+		c.advance()
 		return f, true
 	}
 	return catalog.File{}, false
@@ -77,7 +122,7 @@ func (c *fileCursor) passTo(rel string, passed func(catalog.File)) (catalog.File
 func (c *fileCursor) rest(passed func(catalog.File)) {
 	for c.ok {
 		passed(c.head)
-		c.head, c.ok = c.next()
+		c.advance()
 	}
 }
 
