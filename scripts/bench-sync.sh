@@ -98,4 +98,6 @@ for i in $(seq 50); do
   curl -fso /dev/null -w '%{time_total}\n' "http://127.0.0.1:$hport/api/status"
 done | p95 | sed 's/^/  status: /'
 # The daemon's memory once settled and searched (its in-memory file table holds every file).
-awk '/^VmRSS|^VmHWM/ { printf "  daemon %s %d MB\n", $1, $2 / 1024 }' "/proc/$daemon/status"
+# RssAnon is the process's own; RssFile and RssShmem are index pages the search readers' memory
+# map touched (RssShmem on tmpfs), which the kernel can drop and which vary with the queries.
+awk '/^VmRSS|^VmHWM|^RssAnon|^RssFile|^RssShmem/ { printf "  daemon %s %d MB\n", $1, $2 / 1024 }' "/proc/$daemon/status"
