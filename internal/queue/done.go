@@ -74,6 +74,9 @@ type Taken struct {
 	Oversized []string
 }
 
+// takeDoneTimeout bounds one takeDoneScript call: a few oversized results of 100 MB each.
+const takeDoneTimeout = time.Minute
+
 // Polling bounds of NextDones while modules:done is empty.
 const (
 	pollMin = time.Millisecond
@@ -115,11 +118,12 @@ func (c *Client) takeDone(ctx context.Context, max, maxBytes int) (Taken, error)
 		return Taken{}, err
 	}
 	// Not cancelled midway: a reply lost to a cancellation would leave the results it moved
-	// in modules:done:processing until the next start.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	// in modules:done:processing until the next start, and the reasons of those it
+	// quarantined unlogged. Quarantining oversized results takes Redis seconds (Client.long).
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), takeDoneTimeout)
 	defer cancel()
 	keys := []string{protocol.DoneKey, protocol.DoneProcessingKey, protocol.QuarantineKey}
-	v, err := takeDoneScript.Run(ctx, c.rdb, keys, max, maxBytes, time.Now().UTC().Format(time.RFC3339Nano)).Slice()
+	v, err := takeDoneScript.Run(ctx, c.long, keys, max, maxBytes, time.Now().UTC().Format(time.RFC3339Nano)).Slice()
 	if err != nil {
 		return Taken{}, fmt.Errorf("next results: %w", err)
 	}
