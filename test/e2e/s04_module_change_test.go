@@ -46,8 +46,8 @@ func TestS04ModuleChangeRequeuesFromTheChangePoint(t *testing.T) {
 }
 
 // restartWithModules stops the modules and the daemon, changes MODULES, starts the daemon,
-// waits for the drive marker to flip to pending (the requeue reached it) and for a dispatch
-// (counted in Redis), starts the modules with the new list and waits until everything is done
+// waits for the drive marker to flip to pending (the requeue reached it), for a dispatch
+// (counted in Redis) and for every document.json to show the requeue, starts the modules with the new list and waits until everything is done
 // again. It returns what the modules did since the restart.
 func (s *stack) restartWithModules(mods []module, workers []*proc, ids []string) recordSet {
 	s.t.Helper()
@@ -67,6 +67,21 @@ func (s *stack) restartWithModules(mods []module, workers []*proc, ids []string)
 	waitUntil(s.t, 30*time.Second, "the requeued jobs dispatched", func() error {
 		if d := s.commandCalls()["hsetnx"] - calls["hsetnx"]; d < int64(len(ids)) {
 			return fmt.Errorf("%d jobs pushed since the restart", d)
+		}
+		return nil
+	})
+	// The requeue reaches document.json through the outbox, a moment after the catalog: until
+	// it has, a document still reads as done from before the restart, and the wait below would
+	// end at once.
+	waitUntil(s.t, 30*time.Second, "the requeue in every document.json", func() error {
+		for _, id := range ids {
+			d, err := s.doc(id)
+			if err != nil {
+				return err
+			}
+			if d.Next == "" {
+				return fmt.Errorf("document %s (%v) still reads as done", id, d.PathsList)
+			}
 		}
 		return nil
 	})
