@@ -25,7 +25,8 @@ type Catalog struct {
 	// cache sizes the writer's page cache: a quarter of the catalog, which is about the share
 	// of its three indexes keyed by content hash (documents' ids, files by document, the
 	// outbox's document keys), from SQLite's default 2 MiB up to 64 MiB (a 1M-file catalog
-	// is about 290 MB).
+	// is about 290 MB). With the default alone, a 1M-file initial sync spent about 46 s in
+	// the catalog's pread and pwrite, against under 1 s at 100k.
 	cache sqlitedb.CacheSizer
 }
 

@@ -9,10 +9,9 @@ import (
 //
 // Why: an index keyed by a content hash takes every insert on a random leaf. Once the leaves
 // outgrow the cache, each transaction spills dirty pages to the WAL and reads them back, so the
-// cost per insert climbs with the database's size. The catalog's three such indexes made a
-// 1M-file initial sync spend about 46 s in pread and pwrite against under 1 s at 100k (ten
-// times fewer files), with SQLite's default 2 MiB cache. A fixed large cache would hold memory
-// a small library never needs; this one follows the database and stops at MaxKiB.
+// cost per insert climbs with the database's size (the catalog's figures are in its Catalog
+// type). A fixed large cache would hold memory a small database never needs; this one follows
+// the database and stops at MaxKiB.
 //
 // Adjust must be called with the writer's connection held (inside its transaction), which
 // also serializes the calls.
