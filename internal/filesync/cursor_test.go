@@ -4,11 +4,10 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"runtime"
-	"strings"
 	"testing"
 
 	"github.com/homeindex/homeindex/internal/catalog"
+	"github.com/homeindex/homeindex/internal/sqlitedb"
 )
 
 // cursorCatalog is a catalog with n path rows "p00000".."p<n-1>", all of one document.
@@ -37,10 +36,17 @@ func cursorCatalog(t *testing.T, n int) *catalog.Catalog {
 	return cat
 }
 
-// cursorReaders counts the cursor's reader goroutines still alive.
-func cursorReaders() int {
-	buf := make([]byte, 1<<20)
-	return strings.Count(string(buf[:runtime.Stack(buf, true)]), "filesync.openCursor.func")
+// snapshotHeld reports whether some connection still reads an old snapshot of the catalog: a
+// TRUNCATE checkpoint, which must wait for every reader of the WAL, then reports busy.
+func snapshotHeld(t *testing.T, cat *catalog.Catalog) bool {
+	t.Helper()
+	db := sqlitedb.Open(cat.Path())
+	defer db.Close()
+	var busy, logFrames, checkpointed int
+	if err := db.QueryRow(`PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logFrames, &checkpointed); err != nil {
+		t.Fatal(err)
+	}
+	return busy != 0
 }
 
 // The cursor's reader runs ahead in batches; the walk must still meet every row once, in
@@ -81,17 +87,28 @@ func TestCursorMeetsEveryRowInOrder(t *testing.T) {
 }
 
 // A walk that stops early (an error, a cancelled sync) leaves no reader behind holding its
-// read snapshot, even when the reader is blocked on a full channel.
-func TestCursorStopEndsReader(t *testing.T) {
-	cat := cursorCatalog(t, 20*cursorBatch)
-	before := cursorReaders()
-	c := openCursor(context.Background(), cat)
+// read snapshot, even when the reader is blocked on a full channel: stop returns only once the
+// reader has closed its rows.
+func TestCursorStopReleasesSnapshot(t *testing.T) {
+	cat := cursorCatalog(t, 20*cursorBatch) // more than the channel holds: the reader blocks
+	ctx := context.Background()
+	c := openCursor(ctx, cat)
 	if _, ok := c.passTo("p00003", func(catalog.File) {}); !ok {
 		t.Fatal("row p00003 not found")
 	}
+	// A write after the reader's snapshot, so the checkpoint has a reader to wait for.
+	err := cat.Update(ctx, func(tx *catalog.Tx) error {
+		return tx.PutFile(ctx, catalog.File{Path: "q", DocID: "d", Ino: 1, Size: 1})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !snapshotHeld(t, cat) {
+		t.Fatal("the checkpoint saw no reader while the cursor was open; the test cannot see a leak")
+	}
 	c.stop()
-	if n := cursorReaders(); n != before {
-		t.Fatalf("%d cursor readers alive after stop, want %d", n, before)
+	if snapshotHeld(t, cat) {
+		t.Fatal("the cursor's read snapshot is still held after stop")
 	}
 	if c.err != nil {
 		t.Fatalf("a stopped cursor reports %v", c.err)
