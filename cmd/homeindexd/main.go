@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/homeindex/homeindex/internal/config"
+	"github.com/homeindex/homeindex/internal/gcfloor"
 )
 
 // Exit codes.
@@ -26,6 +27,7 @@ const (
 )
 
 func main() {
+	gcfloor.Start(gcfloor.DaemonHeadroom)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
@@ -82,7 +84,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if c.name != name {
 			continue
 		}
-		stopProfile, err := startCPUProfile(getenv("HOMEINDEXD_CPUPROFILE"))
+		stopProfile, err := startProfiles(getenv("HOMEINDEXD_CPUPROFILE"), getenv("HOMEINDEXD_MEMPROFILE"))
 		if err != nil {
 			return exitCode(err, stderr)
 		}
@@ -95,21 +97,35 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return exitConfig
 }
 
-// startCPUProfile writes a CPU profile of the command to path (HOMEINDEXD_CPUPROFILE, for
-// performance work; scripts/bench-sync.sh passes it through) until the returned stop runs.
-func startCPUProfile(path string) (stop func(), err error) {
-	if path == "" {
-		return func() {}, nil
+// startProfiles writes a CPU profile of the command to cpuPath (HOMEINDEXD_CPUPROFILE) and
+// its allocations to memPath (HOMEINDEXD_MEMPROFILE, written when the command ends), for
+// performance work; scripts/bench-sync.sh passes both through. Empty paths write nothing.
+func startProfiles(cpuPath, memPath string) (stop func(), err error) {
+	stopCPU := func() {}
+	if cpuPath != "" {
+		f, err := os.Create(cpuPath)
+		if err != nil {
+			return nil, fmt.Errorf("HOMEINDEXD_CPUPROFILE: %w", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("HOMEINDEXD_CPUPROFILE: %w", err)
+		}
+		stopCPU = func() { pprof.StopCPUProfile(); f.Close() }
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("HOMEINDEXD_CPUPROFILE: %w", err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("HOMEINDEXD_CPUPROFILE: %w", err)
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+	return func() {
+		stopCPU()
+		if memPath == "" {
+			return
+		}
+		f, err := os.Create(memPath)
+		if err == nil {
+			err = errors.Join(pprof.Lookup("allocs").WriteTo(f, 0), f.Close())
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "homeindexd: HOMEINDEXD_MEMPROFILE: %v\n", err)
+		}
+	}, nil
 }
 
 // exitCode maps an error to its message and exit code; the only place that does.

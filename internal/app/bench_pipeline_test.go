@@ -16,6 +16,7 @@ import (
 
 	"github.com/homeindex/homeindex/internal/catalog"
 	"github.com/homeindex/homeindex/internal/dispatch"
+	"github.com/homeindex/homeindex/internal/gcfloor"
 	"github.com/homeindex/homeindex/internal/queue"
 	"github.com/homeindex/homeindex/internal/testutil/redistest"
 	"github.com/homeindex/homeindex/protocol"
@@ -79,6 +80,9 @@ func BenchmarkPipelineEndToEndSDK10k(b *testing.B) {
 // benchPipeline times n files through module m1 served by serve, from the first dispatch to
 // the last document written.
 func benchPipeline(b *testing.B, n int, worker func(p *pipelineEnv) func(context.Context)) {
+	// The daemon's garbage collector runs as in homeindexd (cmd/homeindexd's main). In-process
+	// SDK workers share it; a module process of its own keeps GOGC's default.
+	defer gcfloor.Start(gcfloor.DaemonHeadroom).Stop()
 	var cpu cpuMeter
 	for b.Loop() {
 		b.StopTimer()

@@ -37,6 +37,7 @@ var Layers = []Layer{
 	{0, "internal/chunk", "text chunking for the index"},
 	{0, "internal/sqlitedb", "opening SQLite databases with the project's pragmas"},
 	{0, "internal/logging", "zerolog setup"},
+	{0, "internal/gcfloor", "garbage collector pacing for a small live heap"},
 	{0, "internal/supervise", "supervisor helper: run components together, stop them in order"},
 	{0, "redisconn", "public Redis connection helper: endpoint, URL, TLS, masking, refusal hints"},
 	{0, "internal/testutil/...", "test helpers (real redis-server, Meilisearch, fixtures); see TestOnly"},
