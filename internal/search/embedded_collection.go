@@ -82,7 +82,7 @@ func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage)
 			rest = rest[len(page):]
 			pageVals := make([][]any, len(page))
 			for i, d := range page {
-				pageVals[i] = fs.values(d.blobs)
+				pageVals[i] = d.blobs
 			}
 			current, err := storedFacets(ctx, tx, fs, page, pageVals)
 			if err != nil {
@@ -144,7 +144,7 @@ var upsertPrepared func()
 type upsertDoc struct {
 	parsedDoc
 	facets map[string][]byte
-	blobs  map[string][]byte
+	blobs  []any // facets as JSONB, one per declared column (facetBlobs)
 	text   string
 	hash   int64
 }
@@ -158,7 +158,7 @@ func prepareUpserts(docs []parsedDoc, spec facetSpec) ([]upsertDoc, error) {
 		for i := lo; i < hi; i++ {
 			d := upsertDoc{parsedDoc: docs[i]}
 			d.facets = flatFacets(d.value, spec)
-			d.blobs, errs[i] = facetBlobs(d.facets)
+			d.blobs, errs[i] = facetBlobs(d.facets, spec.declared())
 			d.text = searchText(d.value)
 			d.hash = textHash(d.text)
 			out[i] = d

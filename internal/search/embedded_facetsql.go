@@ -35,18 +35,6 @@ func newFacetSQL(table string, declared []string) *facetSQL {
 	return f
 }
 
-// values lists a document's facet objects, as JSONB (facetBlobs), in column order (nil: the
-// attribute owns no key).
-func (f *facetSQL) values(facets map[string][]byte) []any {
-	vals := make([]any, len(f.declared))
-	for i, a := range f.declared {
-		if b, ok := facets[a]; ok {
-			vals[i] = b
-		}
-	}
-	return vals
-}
-
 // changed reports which columns differ between the stored objects (nil: NULL) and vals.
 func changed(stored []sql.RawBytes, vals []any) []bool {
 	out := make([]bool, len(vals))
@@ -105,25 +93,29 @@ func updateArgs(doc any, newHash *int64, vals []any, changed []bool, seq int64) 
 	return append(args, seq)
 }
 
-// facetBlobs encodes each facet object flatFacets wrote as JSONB, the columns' form, in one
-// buffer.
-func facetBlobs(facets map[string][]byte) (map[string][]byte, error) {
+// facetBlobs encodes the facet objects flatFacets wrote as JSONB, the columns' form, in one
+// buffer: one value per declared column, in order, ready to bind (nil: the column is NULL).
+func facetBlobs(facets map[string][]byte, declared []string) ([]any, error) {
+	vals := make([]any, len(declared))
 	if len(facets) == 0 {
-		return nil, nil
+		return vals, nil
 	}
 	n := 0
 	for _, obj := range facets {
 		n += len(obj) + 8
 	}
 	buf := make([]byte, 0, n)
-	out := make(map[string][]byte, len(facets))
-	for a, obj := range facets {
+	for i, a := range declared {
+		obj, ok := facets[a]
+		if !ok {
+			continue
+		}
 		start := len(buf)
 		var err error
 		if buf, err = appendJSONB(buf, obj); err != nil {
 			return nil, fmt.Errorf("facet %s: %w", a, err)
 		}
-		out[a] = buf[start:len(buf):len(buf)]
+		vals[i] = buf[start:len(buf):len(buf)]
 	}
-	return out, nil
+	return vals, nil
 }

@@ -248,11 +248,11 @@ func (c *embeddedCollection) refacet(ctx context.Context, tx *sql.Tx, spec facet
 			if err := json.Unmarshal([]byte(r.doc), &v); err != nil {
 				return fmt.Errorf("document seq %d: %w", r.seq, err)
 			}
-			blobs, err := facetBlobs(flatFacets(v, spec))
+			blobs, err := facetBlobs(flatFacets(v, spec), fs.declared)
 			if err != nil {
 				return fmt.Errorf("document seq %d: %w", r.seq, err)
 			}
-			if _, err := tx.ExecContext(ctx, upd, updateArgs(r.doc, nil, fs.values(blobs), all, r.seq)...); err != nil {
+			if _, err := tx.ExecContext(ctx, upd, updateArgs(r.doc, nil, blobs, all, r.seq)...); err != nil {
 				return err
 			}
 		}

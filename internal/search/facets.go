@@ -137,15 +137,47 @@ type facet struct {
 type facetWalker struct {
 	spec   facetSpec
 	facets map[string]*facet
+	spare  []*facet // emptied facets of earlier documents, for at
+	paths  []ownedPath
+	buf    []byte   // the facet objects being written
+	owners []string // the columns written to buf, in order
+	ends   []int    // where each of them ends in buf
 }
+
+// ownedPath is a facet's path with the attribute whose column holds it.
+type ownedPath struct{ owner, path string }
+
+// walkers keep flatFacets' scratch between documents: every module hop and every synced file
+// flattens a document, and building the walker afresh each time was a third of a first sync's
+// allocations, and so of its garbage collections.
+var walkers = sync.Pool{New: func() any { return &facetWalker{facets: make(map[string]*facet, 16)} }}
 
 func (w *facetWalker) at(path string) *facet {
 	f := w.facets[path]
 	if f == nil {
-		f = &facet{}
+		if n := len(w.spare); n > 0 {
+			f, w.spare = w.spare[n-1], w.spare[:n-1]
+		} else {
+			f = &facet{}
+		}
 		w.facets[path] = f
 	}
 	return f
+}
+
+// release empties the walker, keeping its storage, and returns it to walkers. Its strings
+// are cleared so a pooled walker does not keep a document alive.
+func (w *facetWalker) release() {
+	for _, f := range w.facets {
+		clear(f.strs)
+		f.nums, f.strs, f.flags = f.nums[:0], f.strs[:0], 0
+		w.spare = append(w.spare, f)
+	}
+	clear(w.facets)
+	clear(w.paths)
+	clear(w.owners)
+	w.paths, w.buf, w.owners, w.ends, w.spec = w.paths[:0], w.buf[:0], w.owners[:0], w.ends[:0], facetSpec{}
+	walkers.Put(w)
 }
 
 // object walks the members of an object found at prefix ("" for the document).
@@ -228,30 +260,27 @@ func flatFacets(doc map[string]any, spec facetSpec) map[string][]byte {
 	if spec.empty() {
 		return nil
 	}
-	w := &facetWalker{spec: spec, facets: make(map[string]*facet, 16)}
+	w := walkers.Get().(*facetWalker)
+	defer w.release()
+	w.spec = spec
 	w.object("", doc)
 	// Each path under its owning column, sorted by column then path: a column's keys are
 	// "<kind>:<path>", so sorting them is sorting by kind (facetKinds is in byte order) and
 	// then by path.
-	type owned struct{ owner, path string }
-	paths := make([]owned, 0, len(w.facets))
+	paths := w.paths
 	for path, f := range w.facets {
 		slices.Sort(f.nums)
 		slices.Sort(f.strs)
 		f.nums, f.strs = slices.Compact(f.nums), slices.Compact(f.strs)
-		paths = append(paths, owned{spec.role(path).owner, path})
+		paths = append(paths, ownedPath{spec.role(path).owner, path})
 	}
-	slices.SortFunc(paths, func(a, b owned) int {
+	w.paths = paths
+	slices.SortFunc(paths, func(a, b ownedPath) int {
 		return cmp.Or(strings.Compare(a.owner, b.owner), strings.Compare(a.path, b.path))
 	})
-	columns := 0
-	for i := range paths {
-		if i == 0 || paths[i].owner != paths[i-1].owner {
-			columns++
-		}
-	}
-	enc := make(map[string][]byte, columns)
-	var buf []byte
+	// The objects are written one after the other into the walker's buffer, then copied out
+	// at once; ends[i] is where the i-th column's object ends.
+	buf, owners, ends := w.buf, w.owners, w.ends
 	for lo := 0; lo < len(paths); {
 		hi := lo + 1
 		for hi < len(paths) && paths[hi].owner == paths[lo].owner {
@@ -268,9 +297,20 @@ func flatFacets(doc map[string]any, spec facetSpec) map[string][]byte {
 			buf = buf[:start] // no key: the column is absent
 		} else {
 			buf = append(buf, '}')
-			enc[paths[lo].owner] = buf[start:len(buf):len(buf)]
+			owners, ends = append(owners, paths[lo].owner), append(ends, len(buf))
 		}
 		lo = hi
+	}
+	w.buf, w.owners, w.ends = buf, owners, ends
+	if len(owners) == 0 {
+		return map[string][]byte{}
+	}
+	out := slices.Clone(buf)
+	enc := make(map[string][]byte, len(owners))
+	start := 0
+	for i, o := range owners {
+		enc[o] = out[start:ends[i]:ends[i]]
+		start = ends[i]
 	}
 	return enc
 }
