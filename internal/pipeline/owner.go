@@ -20,8 +20,8 @@ func LastOwner(stateDir string) string {
 	return strings.TrimSpace(string(b))
 }
 
-// recordOwner writes the token this daemon holds the Redis lock with (best effort: without it
-// a restart merely waits for the TTL).
+// recordOwner writes the token this daemon holds, or is about to take, the Redis lock with
+// (best effort: without it a restart merely waits for the TTL).
 func recordOwner(stateDir, owner string) error {
 	path := filepath.Join(stateDir, LockOwnerFile)
 	tmp := path + ".tmp"

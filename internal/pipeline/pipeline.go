@@ -158,6 +158,13 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	stateDir := p.cfg.Daemon.StateDirectory
 	prev, release := p.cfg.Predecessor()
 	defer release()
+	// The token is recorded before the lock is tried, not after it is taken: a daemon killed
+	// between the two would otherwise leave its successor to wait out the lock's TTL. A token
+	// recorded but never holding the lock is harmless: TakeOverLock only takes a lock its
+	// recorded predecessor holds.
+	if err := recordOwner(stateDir, p.owner); err != nil {
+		p.log.Warn().Err(err).Msg("lock owner not recorded; a restart after a crash will wait for the lock to expire")
+	}
 	for ctx.Err() == nil {
 		ok, err := q.TakeOverLock(ctx, prev, p.owner, lockTTL)
 		if ok {
@@ -183,9 +190,6 @@ func (p *Pipeline) Run(ctx context.Context) error {
 				return nil
 			}
 			continue
-		}
-		if err := recordOwner(stateDir, p.owner); err != nil {
-			p.log.Warn().Err(err).Msg("lock owner not recorded; a restart after a crash will wait for the lock to expire")
 		}
 		p.log.Info().Str("owner", p.owner).Msg("holding the Redis lock: this daemon is active")
 		err = p.active(ctx)

@@ -211,8 +211,8 @@ func TestStandbyTakesOverWhenTheActiveStops(t *testing.T) {
 }
 
 // A restart after a crash takes the lock over at once when it holds the token its state
-// directory recorded (Config.Predecessor); a lock held by anyone else is waited for. The
-// token it then holds is recorded for the next restart.
+// directory recorded (Config.Predecessor); a lock held by anyone else is waited for. Its own
+// token is recorded for the next restart before it tries the lock.
 func TestRestartTakesItsDeadPredecessorsLock(t *testing.T) {
 	f := newFixture(t, modulesYAML("m1"))
 	pred := func() (string, func()) { return "this-host:1:1", func() {} }
@@ -222,6 +222,11 @@ func TestRestartTakesItsDeadPredecessorsLock(t *testing.T) {
 	p := f.pipeline(pred)
 	stop := f.run(p)
 	f.standby(p)
+	// Recorded before the lock is taken: killed right after taking it, this daemon's successor
+	// would otherwise find no token and wait out the TTL.
+	if got := LastOwner(f.state); got != p.Owner() {
+		t.Fatalf("recorded owner while standing by %q, want %q", got, p.Owner())
+	}
 	stop()
 
 	if err := f.rdb.Set(f.ctx, protocol.LockKey, "this-host:1:1", time.Minute).Err(); err != nil {
