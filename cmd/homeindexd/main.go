@@ -27,11 +27,21 @@ const (
 )
 
 func main() {
-	gcfloor.Start(gcfloor.DaemonHeadroom)
+	startGCFloor(os.Getenv)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// startGCFloor paces the garbage collector for the daemon's small live heap (internal/gcfloor)
+// unless the environment sets GOGC, which is then taken as it is. It returns the floor, nil
+// when none was started.
+func startGCFloor(getenv func(string) string) *gcfloor.Floor {
+	if getenv("GOGC") != "" {
+		return nil
+	}
+	return gcfloor.Start(gcfloor.DaemonHeadroom)
 }
 
 // env is what every subcommand gets.

@@ -10,9 +10,9 @@
 // never below 4 MiB·GOGC/100, so GOGC becomes max(base, 100·headroom/max(live + stacks +
 // globals, 4 MiB)). A small live heap gets the headroom; a live heap larger than the headroom
 // keeps the base percentage, so the extra memory this costs is bounded by the headroom
-// whatever the heap's size. A GOGC or
-// GOMEMLIMIT set by the operator still rules: with GOGC=off nothing is tuned, the memory
-// limit applies on top as it always does, and a GOGC above the floor's is kept as the base.
+// whatever the heap's size. A GOMEMLIMIT applies on top as it always does; GOGC at the
+// start is the base, and GOGC=off is left alone. (homeindexd starts the floor only when its
+// environment sets no GOGC: an operator's GOGC is taken as it is.)
 package gcfloor
 
 import (
