@@ -18,14 +18,14 @@ const processLockFile = "daemon.lock"
 // that process is certainly dead: this process holds the directory's flock (so no other live
 // process uses it) and the token is on record. A restart after kill -9 then takes the lock
 // over at once (queue.TakeOverLock) instead of waiting out its TTL. Two daemons sharing one
-// state directory (a test setup) get "": the second waits as a standby. release gives the
-// flock back.
-func predecessor(stateDir string) (token string, release func()) {
+// state directory (a test setup) get "": the second waits as a standby. owns says whether
+// this process holds the flock; release gives it back.
+func predecessor(stateDir string) (token string, owns bool, release func()) {
 	unlock := lockStateDir(filepath.Join(stateDir, processLockFile))
 	if unlock == nil {
-		return "", func() {}
+		return "", false, func() {}
 	}
-	return pipeline.LastOwner(stateDir), unlock
+	return pipeline.LastOwner(stateDir), true, unlock
 }
 
 // HoldStateLock takes STATE_DIRECTORY's lock for the life of the App (Close gives it back)
@@ -42,11 +42,11 @@ func (a *App) HoldStateLock() bool {
 // predecessor is the package function for this App (pipeline.Config.Predecessor): when it
 // holds the state lock already (a second flock from the same process would fail), the
 // recorded token is read as is.
-func (a *App) predecessor() (token string, release func()) {
+func (a *App) predecessor() (token string, owns bool, release func()) {
 	if a.stateLock == nil {
 		return predecessor(a.Config.StateDirectory)
 	}
-	return pipeline.LastOwner(a.Config.StateDirectory), func() {}
+	return pipeline.LastOwner(a.Config.StateDirectory), true, func() {}
 }
 
 // StateDirBusy says whether another process holds stateDir's lock (a running homeindexd). It

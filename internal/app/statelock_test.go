@@ -48,9 +48,9 @@ func TestPredecessorNeedsTheStateDirectoryLock(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, pipeline.LockOwnerFile), []byte("this-host:1:1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tok, release := predecessor(dir)
-	if tok != "this-host:1:1" {
-		t.Fatalf("token %q with the directory free, want the recorded one", tok)
+	tok, owns, release := predecessor(dir)
+	if tok != "this-host:1:1" || !owns {
+		t.Fatalf("token %q, owns %v with the directory free, want the recorded one, owned", tok, owns)
 	}
 	release()
 
@@ -59,10 +59,10 @@ func TestPredecessorNeedsTheStateDirectoryLock(t *testing.T) {
 		t.Fatal("could not take the state directory's lock")
 	}
 	defer other()
-	tok, release = predecessor(dir)
+	tok, owns, release = predecessor(dir)
 	defer release()
-	if tok != "" {
-		t.Fatalf("token %q while another process holds the directory, want none", tok)
+	if tok != "" || owns {
+		t.Fatalf("token %q, owns %v while another process holds the directory, want none, not owned", tok, owns)
 	}
 }
 

@@ -49,9 +49,10 @@ type Config struct {
 	Outbox interface{ Wake() }
 	Log    zerolog.Logger
 	// Predecessor, when set, returns the Redis lock token of this state directory's previous
-	// homeindexd when that process is certainly dead ("" otherwise), and a release func called
-	// when Run ends; Run then takes that lock over at once instead of waiting out its TTL.
-	Predecessor func() (token string, release func())
+	// homeindexd when that process is certainly dead ("" otherwise), whether this process
+	// holds the state directory until release, and a release func called when Run ends; Run
+	// then takes that lock over at once instead of waiting out its TTL.
+	Predecessor func() (token string, owns bool, release func())
 	// OnFinished, when set, is called after each job the merger finishes (merged, or parked
 	// on a module-reported failure). It must not block.
 	OnFinished func(module, docID string)
@@ -90,7 +91,7 @@ func New(cfg Config) *Pipeline {
 		return nil
 	}
 	if cfg.Predecessor == nil {
-		cfg.Predecessor = func() (string, func()) { return "", func() {} }
+		cfg.Predecessor = func() (string, bool, func()) { return "", false, func() {} }
 	}
 	host, _ := os.Hostname()
 	return &Pipeline{cfg: cfg, log: logging.Component(cfg.Log, "pipeline"),
@@ -156,14 +157,21 @@ func (p *Pipeline) Run(ctx context.Context) error {
 	p.qp.Store(q)
 	defer q.Close()
 	stateDir := p.cfg.Daemon.StateDirectory
-	prev, release := p.cfg.Predecessor()
+	prev, owns, release := p.cfg.Predecessor()
 	defer release()
-	// The token is recorded before the lock is tried, not after it is taken: a daemon killed
-	// between the two would otherwise leave its successor to wait out the lock's TTL. A token
-	// recorded but never holding the lock is harmless: TakeOverLock only takes a lock its
-	// recorded predecessor holds.
-	if err := recordOwner(stateDir, p.owner); err != nil {
-		p.log.Warn().Err(err).Msg("lock owner not recorded; a restart after a crash will wait for the lock to expire")
+	record := func() {
+		if err := recordOwner(stateDir, p.owner); err != nil {
+			p.log.Warn().Err(err).Msg("lock owner not recorded; a restart after a crash will wait for the lock to expire")
+		}
+	}
+	// Holding the state directory, the token is recorded before the lock is tried, not after
+	// it is taken: a daemon killed between the two would otherwise leave its successor to wait
+	// out the lock's TTL. A token recorded but never holding the lock takes nothing over:
+	// TakeOverLock only takes a lock that very token holds. Without the directory (another
+	// live process has it), the file is that process's and is written only once the lock is
+	// ours.
+	if owns {
+		record()
 	}
 	for ctx.Err() == nil {
 		ok, err := q.TakeOverLock(ctx, prev, p.owner, lockTTL)
@@ -190,6 +198,9 @@ func (p *Pipeline) Run(ctx context.Context) error {
 				return nil
 			}
 			continue
+		}
+		if !owns {
+			record()
 		}
 		p.log.Info().Str("owner", p.owner).Msg("holding the Redis lock: this daemon is active")
 		err = p.active(ctx)

@@ -91,7 +91,7 @@ type waker struct {
 func (w *waker) Wake() { w.mu.Lock(); w.n++; w.mu.Unlock() }
 
 // pipeline builds a pipeline from the current vars, as a daemon (re)start does.
-func (f *fixture) pipeline(predecessor func() (string, func())) *Pipeline {
+func (f *fixture) pipeline(predecessor func() (string, bool, func())) *Pipeline {
 	f.t.Helper()
 	cfg, err := config.Load(func(k string) string { return f.vars[k] })
 	if err != nil {
@@ -215,7 +215,7 @@ func TestStandbyTakesOverWhenTheActiveStops(t *testing.T) {
 // token is recorded for the next restart before it tries the lock.
 func TestRestartTakesItsDeadPredecessorsLock(t *testing.T) {
 	f := newFixture(t, modulesYAML("m1"))
-	pred := func() (string, func()) { return "this-host:1:1", func() {} }
+	pred := func() (string, bool, func()) { return "this-host:1:1", true, func() {} }
 	if err := f.rdb.Set(f.ctx, protocol.LockKey, "other-host:1:1", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -240,6 +240,25 @@ func TestRestartTakesItsDeadPredecessorsLock(t *testing.T) {
 	}
 	if got := LastOwner(f.state); got != p.Owner() {
 		t.Fatalf("recorded owner %q, want %q", got, p.Owner())
+	}
+}
+
+// A daemon that does not hold the state directory (another live daemon shares it) leaves that
+// daemon's recorded token alone while it stands by: a crash and restart of the live one can
+// still take its own lock over at once.
+func TestStandbyWithoutTheStateDirectoryKeepsTheRecord(t *testing.T) {
+	f := newFixture(t, modulesYAML("m1"))
+	if err := recordOwner(f.state, "live-host:1:1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.rdb.Set(f.ctx, protocol.LockKey, "live-host:1:1", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	p := f.pipeline(func() (string, bool, func()) { return "", false, func() {} })
+	f.run(p)
+	f.standby(p)
+	if got := LastOwner(f.state); got != "live-host:1:1" {
+		t.Fatalf("recorded owner %q after a standby without the directory started, want the live daemon's", got)
 	}
 }
 

@@ -148,7 +148,7 @@ type facetWalker struct {
 type ownedPath struct{ owner, path string }
 
 // walkers keep flatFacets' scratch between documents: every module hop and every synced file
-// flattens a document, and building the walker afresh each time was a third of a first sync's
+// flattens a document, and building the walker afresh each time was a quarter of a first sync's
 // allocations, and so of its garbage collections.
 var walkers = sync.Pool{New: func() any { return &facetWalker{facets: make(map[string]*facet, 16)} }}
 
