@@ -94,7 +94,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if c.name != name {
 			continue
 		}
-		stopProfile, err := startProfiles(getenv("HOMEINDEXD_CPUPROFILE"), getenv("HOMEINDEXD_MEMPROFILE"))
+		stopProfile, err := startProfiles(getenv("HOMEINDEXD_CPUPROFILE"), getenv("HOMEINDEXD_MEMPROFILE"), stderr)
 		if err != nil {
 			return exitCode(err, stderr)
 		}
@@ -109,8 +109,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 // startProfiles writes a CPU profile of the command to cpuPath (HOMEINDEXD_CPUPROFILE) and
 // its allocations to memPath (HOMEINDEXD_MEMPROFILE, written when the command ends), for
-// performance work; scripts/bench-sync.sh passes both through. Empty paths write nothing.
-func startProfiles(cpuPath, memPath string) (stop func(), err error) {
+// performance work; scripts/bench-sync.sh passes both through. Empty paths write nothing; a
+// memory profile that cannot be written is reported on stderr.
+func startProfiles(cpuPath, memPath string, stderr io.Writer) (stop func(), err error) {
 	stopCPU := func() {}
 	if cpuPath != "" {
 		f, err := os.Create(cpuPath)
@@ -133,7 +134,7 @@ func startProfiles(cpuPath, memPath string) (stop func(), err error) {
 			err = errors.Join(pprof.Lookup("allocs").WriteTo(f, 0), f.Close())
 		}
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "homeindexd: HOMEINDEXD_MEMPROFILE: %v\n", err)
+			fmt.Fprintf(stderr, "homeindexd: HOMEINDEXD_MEMPROFILE: %v\n", err)
 		}
 	}, nil
 }

@@ -21,7 +21,6 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
-	"sync/atomic"
 )
 
 // DaemonHeadroom is homeindexd's headroom. Measured on a first sync of 100k small files
@@ -40,8 +39,8 @@ const heapMinimum = 4 << 20
 type Floor struct {
 	headroom uint64
 	base     int
-	stopped  atomic.Bool
-	mu       sync.Mutex // serializes adjust and Stop's restore
+	mu       sync.Mutex // guards stopped and samples; orders adjust and Stop's restore
+	stopped  bool
 	samples  []metrics.Sample
 }
 
@@ -79,20 +78,21 @@ func (f *Floor) Stop() {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.stopped.Store(true)
+	f.stopped = true
 	debug.SetGCPercent(f.base)
 }
 
-// adjust sets GOGC for the live heap the last collection marked.
-func (f *Floor) adjust() {
+// adjust sets GOGC for the live heap the last collection marked; false once stopped.
+func (f *Floor) adjust() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.stopped.Load() {
-		return
+	if f.stopped {
+		return false
 	}
 	metrics.Read(f.samples[:3])
 	live, stacks, globals := f.samples[0].Value.Uint64(), f.samples[1].Value.Uint64(), f.samples[2].Value.Uint64()
 	debug.SetGCPercent(f.Percent(live, stacks+globals))
+	return true
 }
 
 // gcTick is garbage as soon as it is made: its finalizer runs after the next collection.
@@ -105,10 +105,8 @@ type gcTick struct {
 // arm schedules adjust after the next collection, which then arms again.
 func (f *Floor) arm() {
 	runtime.SetFinalizer(&gcTick{f: f}, func(t *gcTick) {
-		if t.f.stopped.Load() {
-			return
+		if t.f.adjust() {
+			t.f.arm()
 		}
-		t.f.adjust()
-		t.f.arm()
 	})
 }

@@ -47,8 +47,9 @@ func TestS04ModuleChangeRequeuesFromTheChangePoint(t *testing.T) {
 
 // restartWithModules stops the modules and the daemon, changes MODULES, starts the daemon,
 // waits for the drive marker to flip to pending (the requeue reached it), for a dispatch
-// (counted in Redis) and for every document.json to show the requeue, starts the modules with the new list and waits until everything is done
-// again. It returns what the modules did since the restart.
+// (counted in Redis) and for every document.json to show the requeue, starts the modules with
+// the new list and waits until everything is done again. It returns what the modules did since
+// the restart.
 func (s *stack) restartWithModules(mods []module, workers []*proc, ids []string) recordSet {
 	s.t.Helper()
 	for _, w := range workers {
