@@ -23,9 +23,13 @@ go build -o "$work/homeindexd" ./cmd/homeindexd
 BENCH_SYNC_QUERIES=1 ./scripts/bench-sync.sh "$work/homeindexd" "$big" 512 2048 | tee "$work/big.txt"
 # per FILE N PATTERN: wall seconds per file, in µs, of the line starting with PATTERN.
 per() { awk -v n="$2" -v p="$3" 'index($0, p) == 1 { printf "%.1f", 1e6 * $6 / n }' "$1"; }
-small=$(per "$work/small.txt" 100000 "initial sync of") large=$(per "$work/big.txt" "$big" "initial sync of")
-awk -v a="$small" -v b="$large" -v n="$big" 'BEGIN { printf "initial sync cost per file: %s µs at 100k, %s µs at %d: %.2fx (goal <= 1.5x)\n", a, b, n, b / a }'
+# growth PATTERN LABEL: LABEL, then that line's cost per file at 100k and at $big, and their ratio.
+growth() {
+  local a b
+  a=$(per "$work/small.txt" 100000 "$1") b=$(per "$work/big.txt" "$big" "$1")
+  awk -v a="$a" -v b="$b" -v n="$big" -v l="$2" 'BEGIN { printf "%s: %s µs at 100k, %s µs at %d: %.2fx", l, a, b, n, b / a }'
+}
+echo "$(growth "initial sync of" "initial sync cost per file") (goal <= 1.5x)"
 # For reading the line above, not a goal: how much the floor's own cost per file grew on the
 # same machine. It does no SQLite; what it shows is the kernel's (and the VM's) growth.
-small=$(per "$work/small.txt" 100000 "floor (syncfloor)") large=$(per "$work/big.txt" "$big" "floor (syncfloor)")
-awk -v a="$small" -v b="$large" -v n="$big" 'BEGIN { printf "  floor cost per file, for reference: %s µs at 100k, %s µs at %d: %.2fx\n", a, b, n, b / a }'
+echo "  $(growth "floor (syncfloor)" "floor cost per file, for reference")"

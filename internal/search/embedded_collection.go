@@ -80,16 +80,12 @@ func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage)
 		for rest := prepared; len(rest) > 0; {
 			page := rest[:min(len(rest), upsertPage)]
 			rest = rest[len(page):]
-			pageVals := make([][]any, len(page))
-			for i, d := range page {
-				pageVals[i] = d.blobs
-			}
-			current, err := storedFacets(ctx, tx, fs, page, pageVals)
+			current, err := storedFacets(ctx, tx, fs, page)
 			if err != nil {
 				return err
 			}
-			for i, d := range page {
-				vals := pageVals[i]
+			for _, d := range page {
+				vals := d.blobs
 				old, ok := current[d.id]
 				seq := old.seq
 				// The text is written only when it changed: a module hop that adds no words (a
@@ -502,9 +498,9 @@ type storedRow struct {
 }
 
 // storedFacets reads the stored rows of docs that exist, by id, in one query, and compares
-// their facet columns (JSONB) with vals, each doc's new values: as they are read, so the
+// their facet columns (JSONB) with each doc's new values (its blobs): as they are read, so the
 // columns are not copied out of SQLite.
-func storedFacets(ctx context.Context, tx writeTx, fs *facetSQL, docs []upsertDoc, vals [][]any) (map[string]storedRow, error) {
+func storedFacets(ctx context.Context, tx writeTx, fs *facetSQL, docs []upsertDoc) (map[string]storedRow, error) {
 	ids := make([]string, len(docs))
 	at := make(map[string]int, len(docs))
 	for i, d := range docs {
@@ -536,7 +532,7 @@ func storedFacets(ctx context.Context, tx writeTx, fs *facetSQL, docs []upsertDo
 			return nil, err
 		}
 		if i, ok := at[id]; ok {
-			out[id] = storedRow{seq: seq, textHash: textHash, changed: changed(cols, vals[i])}
+			out[id] = storedRow{seq: seq, textHash: textHash, changed: changed(cols, docs[i].blobs)}
 		}
 	}
 	return out, rows.Err()
