@@ -109,6 +109,9 @@ func (c *Catalog) Update(ctx context.Context, fn func(*Tx) error) error {
 	if err := fn(tx); err != nil {
 		return err
 	}
+	if err := tx.flushDirty(ctx); err != nil {
+		return err
+	}
 	if err := sqlTx.Commit(); err != nil {
 		return fmt.Errorf("catalog: commit: %w", err)
 	}
@@ -117,6 +120,7 @@ func (c *Catalog) Update(ctx context.Context, fn func(*Tx) error) error {
 
 // Tx is a write transaction.
 type Tx struct {
-	tx  *sqlitedb.Tx
-	seq int64
+	tx      *sqlitedb.Tx
+	seq     int64
+	dirtied []any // key, seq, index_done of each dirtied key, for flushDirty
 }

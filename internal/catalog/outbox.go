@@ -37,7 +37,8 @@ func (t *Tx) DirtyCreated(ctx context.Context, keys ...string) error {
 }
 
 // dirty is Dirty; refresh=false skips recomputing a document's dispatch order, for changes
-// that touch none of its paths (a merge, a park).
+// that touch none of its paths (a merge, a park). The rows are written at commit
+// (flushDirty): nothing in a transaction reads the outbox back.
 func (t *Tx) dirty(ctx context.Context, refresh bool, keys ...string) error {
 	for _, k := range keys {
 		if t.seq == 0 {
@@ -52,13 +53,35 @@ func (t *Tx) dirty(ctx context.Context, refresh bool, keys ...string) error {
 				return err
 			}
 		}
-		_, err := t.tx.ExecContext(ctx, `INSERT INTO outbox(key, seq, meta_done, index_done) VALUES(?, ?, 0, ?)
-			ON CONFLICT(key) DO UPDATE SET seq = excluded.seq, meta_done = 0, index_done = excluded.index_done`,
-			k, t.seq, indexDone)
-		if err != nil {
-			return fmt.Errorf("catalog: dirty %q: %w", k, err)
-		}
+		t.dirtied = append(t.dirtied, k, t.seq, indexDone)
 	}
+	return nil
+}
+
+// dirtyRows is how many outbox rows one statement of flushDirty writes: a first sync dirties
+// two keys per file, and one statement per key was a third of its catalog writes.
+const dirtyRows = 32
+
+// dirtyStmts[n] writes n outbox rows, a later row of a key replacing an earlier one.
+var dirtyStmts = func() (stmts [dirtyRows + 1]string) {
+	for n := 1; n <= dirtyRows; n++ {
+		stmts[n] = `INSERT INTO outbox(key, seq, meta_done, index_done) VALUES ` +
+			strings.Repeat("(?, ?, 0, ?), ", n-1) + `(?, ?, 0, ?)
+			ON CONFLICT(key) DO UPDATE SET seq = excluded.seq, meta_done = 0, index_done = excluded.index_done`
+	}
+	return stmts
+}()
+
+// flushDirty writes the keys dirty gathered, in the order they were dirtied.
+func (t *Tx) flushDirty(ctx context.Context) error {
+	for rest := t.dirtied; len(rest) > 0; {
+		n := min(len(rest)/3, dirtyRows)
+		if _, err := t.tx.ExecContext(ctx, dirtyStmts[n], rest[:3*n]...); err != nil {
+			return fmt.Errorf("catalog: dirty %q: %w", rest[0], err)
+		}
+		rest = rest[3*n:]
+	}
+	t.dirtied = t.dirtied[:0]
 	return nil
 }
 
@@ -95,21 +118,38 @@ func (c *Catalog) OutboxLen(ctx context.Context) (total, index int64, err error)
 }
 
 // OutboxDone records that an entry's metadata and/or index part was applied. It only touches
-// the row when its seq is unchanged (a newer change must be applied again): a fully done row is
-// deleted, another gets its flags. The cost follows the entries, not the outbox's length.
+// a row whose seq is unchanged (a newer change must be applied again): a fully done row is
+// deleted, another gets its flags.
+//
+// entries are what successive PendingOutbox calls returned, in order, none left out (with
+// their flags set): every row whose seq lies between two of them was among them. So a run of
+// fully done entries is deleted by its seq range, one statement for a whole round of a first
+// sync; a row dirtied again since was given a seq above every one read, and stays.
 func (c *Catalog) OutboxDone(ctx context.Context, entries []OutboxEntry) error {
+	for i := 1; i < len(entries); i++ {
+		if entries[i].Seq <= entries[i-1].Seq {
+			return fmt.Errorf("catalog: outbox done: entries out of seq order (%d after %d)", entries[i].Seq, entries[i-1].Seq)
+		}
+	}
 	return c.Update(ctx, func(t *Tx) error {
-		for _, e := range entries {
-			var err error
-			if e.MetaDone && e.IndexDone {
-				_, err = t.tx.ExecContext(ctx, `DELETE FROM outbox WHERE key = ? AND seq = ?`, e.Key, e.Seq)
-			} else {
-				_, err = t.tx.ExecContext(ctx, `UPDATE outbox SET meta_done = ?, index_done = ? WHERE key = ? AND seq = ?`,
-					e.MetaDone, e.IndexDone, e.Key, e.Seq)
+		for i := 0; i < len(entries); {
+			e := entries[i]
+			if !e.MetaDone || !e.IndexDone {
+				if _, err := t.tx.ExecContext(ctx, `UPDATE outbox SET meta_done = ?, index_done = ? WHERE key = ? AND seq = ?`,
+					e.MetaDone, e.IndexDone, e.Key, e.Seq); err != nil {
+					return err
+				}
+				i++
+				continue
 			}
-			if err != nil {
+			j := i + 1
+			for j < len(entries) && entries[j].MetaDone && entries[j].IndexDone {
+				j++
+			}
+			if _, err := t.tx.ExecContext(ctx, `DELETE FROM outbox WHERE seq BETWEEN ? AND ?`, e.Seq, entries[j-1].Seq); err != nil {
 				return err
 			}
+			i = j
 		}
 		return nil
 	})

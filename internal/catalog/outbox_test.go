@@ -2,6 +2,8 @@ package catalog
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"testing"
 )
@@ -145,5 +147,87 @@ func TestIndexSettled(t *testing.T) {
 	slices.Sort(ids)
 	if !slices.Equal(ids, []string{"b", "r"}) {
 		t.Fatalf("IndexPendingDocs = %v", ids)
+	}
+}
+
+// A transaction's dirtied keys are written at its commit, many to a statement: more keys than
+// one statement takes all arrive, in the order they were dirtied, and a key dirtied twice in
+// the same transaction keeps its later seq and its reset done flags. A transaction that fails
+// leaves none of its keys.
+func TestDirtyWritesEveryKeyAtCommit(t *testing.T) {
+	t.Parallel()
+	c := openTest(t)
+	ctx := context.Background()
+	addDoc(t, c, "a", "")
+	clearOutbox(t, c)
+	var keys []string
+	for i := range 2*dirtyRows + 5 {
+		keys = append(keys, PathKey(fmt.Sprintf("d/%03d", i)))
+	}
+	update(t, c, func(ctx context.Context, tx *Tx) error {
+		if err := tx.Dirty(ctx, keys...); err != nil {
+			return err
+		}
+		return tx.Dirty(ctx, DocKey("a"), keys[3])
+	})
+	es, err := c.PendingOutbox(ctx, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append(slices.Delete(slices.Clone(keys), 3, 4), DocKey("a"), keys[3])
+	var got []string
+	for _, e := range es {
+		got = append(got, e.Key)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("pending %d keys %v\nwant %d in order %v", len(got), got, len(want), want)
+	}
+
+	boom := errors.New("boom")
+	err = c.Update(ctx, func(tx *Tx) error {
+		if err := tx.Dirty(ctx, PathKey("lost")); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("Update = %v, want boom", err)
+	}
+	if _, ok := pending(t, c)[PathKey("lost")]; ok {
+		t.Fatal("a failed transaction's key is pending")
+	}
+}
+
+// OutboxDone deletes a run of applied entries by their seq range: a key of the run dirtied
+// again meanwhile (its seq now above the range) stays pending, whole. Entries out of seq order
+// are refused, and nothing is done.
+func TestOutboxDoneRangeKeepsRedirtiedKey(t *testing.T) {
+	t.Parallel()
+	c := openTest(t)
+	ctx := context.Background()
+	addDoc(t, c, "a", "")
+	clearOutbox(t, c)
+	keys := []string{DocKey("a"), PathKey("p1"), PathKey("p2"), PathKey("p3")}
+	update(t, c, func(ctx context.Context, tx *Tx) error { return tx.Dirty(ctx, keys...) })
+	es, err := c.PendingOutbox(ctx, 0, 100)
+	if err != nil || len(es) != len(keys) {
+		t.Fatalf("pending %+v, %v", es, err)
+	}
+	update(t, c, func(ctx context.Context, tx *Tx) error { return tx.Dirty(ctx, PathKey("p2")) })
+	for i := range es {
+		es[i].MetaDone, es[i].IndexDone = true, true
+	}
+	if err := c.OutboxDone(ctx, []OutboxEntry{es[1], es[0]}); err == nil {
+		t.Fatal("OutboxDone took entries out of seq order")
+	}
+	if got := pendingKeys(t, c); len(got) != len(keys) {
+		t.Fatalf("after a refused OutboxDone: pending %v", got)
+	}
+	if err := c.OutboxDone(ctx, es); err != nil {
+		t.Fatal(err)
+	}
+	left := pending(t, c)
+	if p2, ok := left[PathKey("p2")]; len(left) != 1 || !ok || p2.MetaDone || p2.Seq <= es[len(es)-1].Seq {
+		t.Fatalf("left %+v; want p2 alone, pending, with a seq above %d", left, es[len(es)-1].Seq)
 	}
 }
