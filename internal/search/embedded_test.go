@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -319,5 +320,62 @@ func TestUpsertPreparedWithStaleSettings(t *testing.T) {
 	}
 	if len(r.Hits) != 1 {
 		t.Fatalf("filter on the attribute made filterable during the upsert: %d hits, want 1", len(r.Hits))
+	}
+}
+
+// A facet column leaves out the flags of a path that only has its one value. Rows written
+// before that, whose columns hold {"f:P": 1} beside the value, answer every filter as the
+// rows written now do; and the next upsert of such a row rewrites the column in the new form.
+func TestEmbeddedFlagsKeyOfASingleValue(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	ix := openEmbedded(t)
+	files := ix.Files()
+	if err := files.Configure(ctx, Settings{Filterable: []string{"size", "tags"}}); err != nil {
+		t.Fatal(err)
+	}
+	docs := []string{`{"id":"one","size":5}`, `{"id":"old","size":5}`, `{"id":"none"}`, `{"id":"nul","size":null}`,
+		`{"id":"many","size":[5,6]}`, `{"id":"empty","size":""}`}
+	for _, d := range docs {
+		if err := files.Upsert(ctx, []json.RawMessage{json.RawMessage(d)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := ix.(*embeddedIndex).writer
+	column := func(id string) string {
+		t.Helper()
+		var col sql.NullString
+		if err := db.QueryRowContext(ctx, `SELECT json(`+facetColumn("size")+`) FROM files_docs WHERE id = ?`, id).Scan(&col); err != nil {
+			t.Fatal(err)
+		}
+		return col.String
+	}
+	if got := column("one"); got != `{"v:size":5}` {
+		t.Fatalf("one value's column = %s, want no flags key", got)
+	}
+	if _, err := db.ExecContext(ctx, `UPDATE files_docs SET `+facetColumn("size")+` = jsonb('{"f:size":1,"v:size":5}') WHERE id = 'old'`); err != nil {
+		t.Fatal(err)
+	}
+	for filter, want := range map[string]string{
+		`size EXISTS`:                 "empty many nul old one",
+		`size NOT EXISTS`:             "none",
+		`NOT (size EXISTS)`:           "none",
+		`size IS NULL`:                "nul",
+		`size IS NOT NULL`:            "empty many none old one",
+		`size IS EMPTY`:               "empty",
+		`size IS NOT EMPTY`:           "many none nul old one",
+		`size = 5`:                    "many old one",
+		`size != 5`:                   "empty none nul",
+		`size EXISTS AND size 4 TO 5`: "many old one",
+	} {
+		if got := idSet(search(t, files, Query{Filter: filter})); got != want {
+			t.Errorf("%s: [%s], want [%s]", filter, got, want)
+		}
+	}
+	if err := files.Upsert(ctx, []json.RawMessage{json.RawMessage(`{"id":"old","size":5,"tags":["x"]}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := column("old"); got != `{"v:size":5}` {
+		t.Errorf("after an upsert the old row's column = %s, want %s", got, `{"v:size":5}`)
 	}
 }

@@ -28,7 +28,8 @@ import (
 //	"v:P"  the value when P has exactly one (number, or normalized string; booleans are the
 //	       strings "true"/"false"; null and "" are not values)
 //	"m:P"  the array of values when P has two or more
-//	"f:P"  flags: flagExists | flagNull | flagEmpty | flagMulti
+//	"f:P"  flags: flagExists | flagNull | flagEmpty | flagMulti; left out when they are
+//	       flagExists alone and P has one value, which "v:P" says already (see sqlWhere.cond)
 //	"<:P"  ascending sort key (smallest number, else smallest string), sortable paths only
 //	">:P"  descending sort key (largest number, else largest string), sortable paths only
 const (
@@ -328,7 +329,7 @@ func (w *facetWalker) appendKey(b []byte, kind byte, path string, comma bool) []
 		flags |= flagMulti
 	}
 	switch {
-	case kind == 'f' && flags != 0,
+	case kind == 'f' && flags != 0 && !(flags == flagExists && n == 1),
 		kind == 'v' && n == 1,
 		kind == 'm' && n > 1,
 		(kind == '<' || kind == '>') && n > 0 && w.spec.role(path).sortable:

@@ -10,7 +10,7 @@ import (
 )
 
 // flatFacetsViaEncodingJSON is flatFacets as first written: each column a map encoded by
-// encoding/json. flatFacets writes the objects by hand and must give the same bytes (the
+// encoding/json (and a flags key left out when it says only that the one value exists). flatFacets writes the objects by hand and must give the same bytes (the
 // stored columns are compared with them to find what a write changes).
 func flatFacetsViaEncodingJSON(doc map[string]any, spec facetSpec) (map[string][]byte, error) {
 	if spec.empty() {
@@ -46,7 +46,7 @@ func flatFacetsViaEncodingJSON(doc map[string]any, spec facetSpec) (map[string][
 			out["m:"+path] = vals
 			flags |= flagMulti
 		}
-		if flags != 0 {
+		if flags != 0 && (flags != flagExists || len(vals) != 1) {
 			out["f:"+path] = flags
 		}
 		if len(vals) > 0 && covered(path, spec.sortable) {

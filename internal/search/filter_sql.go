@@ -90,7 +90,8 @@ func (w *sqlWhere) cond(c *condNode) {
 	flags := flatExpr("f", c.attr, w.declared)
 	switch c.op {
 	case opExists:
-		w.b.WriteString(flags + " IS NOT NULL")
+		// A path with one value and no other flag has no flags key (flatFacets).
+		fmt.Fprintf(&w.b, "(%s IS NOT NULL OR %s IS NOT NULL)", flags, flatExpr("v", c.attr, w.declared))
 		return
 	case opIsNull:
 		fmt.Fprintf(&w.b, "(%s & %d) != 0", flags, flagNull)
