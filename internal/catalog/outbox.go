@@ -58,13 +58,16 @@ func (t *Tx) dirty(ctx context.Context, refresh bool, keys ...string) error {
 	return nil
 }
 
-// dirtyRows is how many outbox rows one statement of flushDirty writes: a first sync dirties
-// two keys per file, and one statement per key was a third of its catalog writes.
+// dirtyRows is the most outbox rows one statement of flushDirty writes: a first sync dirties
+// two keys per file, and a statement for each was about a third of its catalog writes.
 const dirtyRows = 32
 
-// dirtyStmts[n] writes n outbox rows, a later row of a key replacing an earlier one.
-var dirtyStmts = func() (stmts [dirtyRows + 1]string) {
-	for n := 1; n <= dirtyRows; n++ {
+// dirtyStmts[n] writes n outbox rows, a later row of a key replacing an earlier one. Only
+// powers of two are used, so a connection keeps six of them prepared (internal/sqlitedb
+// caches a bounded number of statements).
+var dirtyStmts = func() map[int]string {
+	stmts := map[int]string{}
+	for n := 1; n <= dirtyRows; n *= 2 {
 		stmts[n] = `INSERT INTO outbox(key, seq, meta_done, index_done) VALUES ` +
 			strings.Repeat("(?, ?, 0, ?), ", n-1) + `(?, ?, 0, ?)
 			ON CONFLICT(key) DO UPDATE SET seq = excluded.seq, meta_done = 0, index_done = excluded.index_done`
@@ -75,7 +78,10 @@ var dirtyStmts = func() (stmts [dirtyRows + 1]string) {
 // flushDirty writes the keys dirty gathered, in the order they were dirtied.
 func (t *Tx) flushDirty(ctx context.Context) error {
 	for rest := t.dirtied; len(rest) > 0; {
-		n := min(len(rest)/3, dirtyRows)
+		n := dirtyRows
+		for n > len(rest)/3 {
+			n /= 2
+		}
 		if _, err := t.tx.ExecContext(ctx, dirtyStmts[n], rest[:3*n]...); err != nil {
 			return fmt.Errorf("catalog: dirty %q: %w", rest[0], err)
 		}
