@@ -105,6 +105,20 @@ func TestEmbeddedFilesDropsIndexesTheTableReplaces(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// And the sort indexes of versions whose sort keys were stored for single values too.
+	for _, n := range []string{c.indexName(sortAsc, "size"), c.indexName(sortDesc, "size")} {
+		if _, err := writer.Exec(fmt.Sprintf(`DROP INDEX %q`, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x := `json_extract("f:size", '$."<:size"')`
+	if _, err := writer.Exec(fmt.Sprintf(`CREATE INDEX %q ON files_docs(%s IS NULL, %s)`, c.indexName("a", "size"), x, x)); err != nil {
+		t.Fatal(err)
+	}
+	x = `json_extract("f:size", '$.">:size"')`
+	if _, err := writer.Exec(fmt.Sprintf(`CREATE INDEX %q ON files_docs(%s IS NULL, typeof(%s) = 'text', %s DESC)`, c.indexName("d", "size"), x, x, x)); err != nil {
+		t.Fatal(err)
+	}
 	ix.Close()
 
 	ix, err = OpenEmbedded(path)
@@ -118,7 +132,7 @@ func TestEmbeddedFilesDropsIndexesTheTableReplaces(t *testing.T) {
 	}
 	names, _ := filesIndexes(t, ix)
 	c = ix.(*embeddedIndex).files
-	want := []string{c.indexName("a", "size"), c.indexName("d", "size"), c.indexName("m", "size"), c.indexName("v", "size")}
+	want := []string{c.indexName("m", "size"), c.indexName(sortAsc, "size"), c.indexName(sortDesc, "size"), c.indexName("v", "size")}
 	if !slices.Equal(names, want) {
 		t.Fatalf("indexes %q, want only the size filter and sort indexes %q", names, want)
 	}

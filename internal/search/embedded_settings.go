@@ -358,15 +358,24 @@ func (c *embeddedCollection) indexDefs(s Settings) map[string]string {
 		if !c.sortIndexed(a) {
 			continue
 		}
-		x := col("<", a)
-		defs[name("a", a)] = fmt.Sprintf(`CREATE INDEX %q ON %s(%s IS NULL, %s)`, name("a", a), table, x, x)
-		x = col(">", a)
-		defs[name("d", a)] = fmt.Sprintf(`CREATE INDEX %q ON %s(%s IS NULL, typeof(%s) = 'text', %s DESC)`, name("d", a), table, x, x, x)
+		x := sortKeyOf(col("v", a), col("<", a))
+		defs[name(sortAsc, a)] = fmt.Sprintf(`CREATE INDEX %q ON %s(%s IS NULL, %s)`, name(sortAsc, a), table, x, x)
+		x = sortKeyOf(col("v", a), col(">", a))
+		defs[name(sortDesc, a)] = fmt.Sprintf(`CREATE INDEX %q ON %s(%s IS NULL, typeof(%s) = 'text', %s DESC)`, name(sortDesc, a), table, x, x, x)
 	}
 	return defs
 }
 
-// indexName names the expression index of one kind ("v", "m", "a", "d") on an attribute.
+// The kinds of the sort indexes in their names. Indexes named "a" and "d" read the sort keys
+// alone, which a single value no longer has (flatFacets): configuring an index that has them
+// drops them and builds these.
+const (
+	sortAsc  = "sa"
+	sortDesc = "sd"
+)
+
+// indexName names the expression index of one kind ("v", "m", sortAsc, sortDesc) on an
+// attribute.
 func (c *embeddedCollection) indexName(kind, attr string) string {
 	return c.name + "_x_" + kind + "_" + hex.EncodeToString([]byte(attr))
 }
@@ -374,9 +383,9 @@ func (c *embeddedCollection) indexName(kind, attr string) string {
 // sortIndexName names the index walked for a sort key on a declared sortable attribute.
 func (c *embeddedCollection) sortIndexName(k sortKey) string {
 	if k.desc {
-		return c.indexName("d", k.attr)
+		return c.indexName(sortDesc, k.attr)
 	}
-	return c.indexName("a", k.attr)
+	return c.indexName(sortAsc, k.attr)
 }
 
 // indexNames lists the collection's expression indexes.

@@ -189,7 +189,7 @@ func (t *fileTable) apply(gen int64, files bool, changes []tableChange, declared
 		}
 		t.ids[ch.seq] = ch.id
 		t.fileOf[t.code(ch.id)] = ch.seq
-		if d, ok := flatNumber(ch.facets, ">", FieldDate, declared); ok {
+		if d, ok := flatSortNumber(ch.facets, ">", FieldDate, declared); ok {
 			t.dated[ch.seq], t.dates[ch.seq] = true, d
 		}
 		for a, f := range t.facets {
@@ -198,7 +198,7 @@ func (t *fileTable) apply(gen int64, files bool, changes []tableChange, declared
 		for a, m := range t.sorts {
 			obj := flatObject(ch.facets, a, declared)
 			key := func(kind string) sortValue {
-				if raw, ok := obj[kind+":"+a]; ok {
+				if raw, ok := sortKeyIn(obj, kind, a); ok {
 					return newSortValue(jsonScalar(raw))
 				}
 				return sortValue{}
@@ -243,10 +243,20 @@ func flatValues(facets map[string][]byte, attr string, declared []string) []stri
 	return out
 }
 
-// flatNumber reads a numeric key (kind "<", ">", "v") of attr.
-func flatNumber(facets map[string][]byte, kind, attr string, declared []string) (float64, bool) {
+// sortKeyIn reads a sort key (kind "<" or ">") of attr from its facet object: its single
+// value, else the key kept for several values (see sortKeyOf).
+func sortKeyIn(obj map[string]json.RawMessage, kind, attr string) (json.RawMessage, bool) {
+	if raw, ok := obj["v:"+attr]; ok {
+		return raw, true
+	}
+	raw, ok := obj[kind+":"+attr]
+	return raw, ok
+}
+
+// flatSortNumber reads a numeric sort key (kind "<" or ">") of attr.
+func flatSortNumber(facets map[string][]byte, kind, attr string, declared []string) (float64, bool) {
 	var n float64
-	raw, ok := flatObject(facets, attr, declared)[kind+":"+attr]
+	raw, ok := sortKeyIn(flatObject(facets, attr, declared), kind, attr)
 	return n, ok && json.Unmarshal(raw, &n) == nil
 }
 
@@ -331,7 +341,7 @@ func (ix *embeddedIndex) buildTable(ctx context.Context, want []string) error {
 	}
 	cols := []string{"d.seq", "d.id", "NULL"}
 	if owner(FieldDate, declared) != "" && covered(FieldDate, settings.Sortable) {
-		cols[2] = flatExpr(">", FieldDate, declared)
+		cols[2] = sortExpr(">", FieldDate, declared)
 		nt.datesHeld = true
 	}
 	for _, f := range want {
@@ -377,7 +387,7 @@ func (ix *embeddedIndex) buildTable(ctx context.Context, want []string) error {
 		}
 		m := &memSort{}
 		nt.sorts[a] = m
-		rows, err := tx.QueryContext(ctx, "SELECT d.seq, "+flatExpr("<", a, declared)+", "+flatExpr(">", a, declared)+" FROM files_docs AS d")
+		rows, err := tx.QueryContext(ctx, "SELECT d.seq, "+sortExpr("<", a, declared)+", "+sortExpr(">", a, declared)+" FROM files_docs AS d")
 		if err != nil {
 			return err
 		}

@@ -30,8 +30,9 @@ import (
 //	"m:P"  the array of values when P has two or more
 //	"f:P"  flags: flagExists | flagNull | flagEmpty | flagMulti; left out when they are
 //	       flagExists alone and P has one value, which "v:P" says already (see sqlWhere.cond)
-//	"<:P"  ascending sort key (smallest number, else smallest string), sortable paths only
-//	">:P"  descending sort key (largest number, else largest string), sortable paths only
+//	"<:P"  ascending sort key (smallest number, else smallest string), sortable paths with
+//	       two or more values only: a single value is its own sort key (sortKeyOf)
+//	">:P"  descending sort key (largest number, else largest string), likewise
 const (
 	flagExists = 1 // P occurs as an object member (whatever its value, null included)
 	flagNull   = 2 // some occurrence of P is null (not an array element)
@@ -332,7 +333,7 @@ func (w *facetWalker) appendKey(b []byte, kind byte, path string, comma bool) []
 	case kind == 'f' && flags != 0 && !(flags == flagExists && n == 1),
 		kind == 'v' && n == 1,
 		kind == 'm' && n > 1,
-		(kind == '<' || kind == '>') && n > 0 && w.spec.role(path).sortable:
+		(kind == '<' || kind == '>') && n > 1 && w.spec.role(path).sortable:
 	default:
 		return b
 	}

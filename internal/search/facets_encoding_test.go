@@ -10,7 +10,8 @@ import (
 )
 
 // flatFacetsViaEncodingJSON is flatFacets as first written: each column a map encoded by
-// encoding/json (and a flags key left out when it says only that the one value exists). flatFacets writes the objects by hand and must give the same bytes (the
+// encoding/json (and a flags key left out when it says only that the one value exists, sort
+// keys when there is one value). flatFacets writes the objects by hand and must give the same bytes (the
 // stored columns are compared with them to find what a write changes).
 func flatFacetsViaEncodingJSON(doc map[string]any, spec facetSpec) (map[string][]byte, error) {
 	if spec.empty() {
@@ -49,7 +50,7 @@ func flatFacetsViaEncodingJSON(doc map[string]any, spec facetSpec) (map[string][
 		if flags != 0 && (flags != flagExists || len(vals) != 1) {
 			out["f:"+path] = flags
 		}
-		if len(vals) > 0 && covered(path, spec.sortable) {
+		if len(vals) > 1 && covered(path, spec.sortable) {
 			lo, hi := sortKeys(f)
 			out["<:"+path] = lo
 			out[">:"+path] = hi

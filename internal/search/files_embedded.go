@@ -401,7 +401,7 @@ func scanMatches(ctx context.Context, tx *sql.Tx, facets, declared []string, whe
 	matches map[int64]*fileMatch, ranked bool) ([]rankedFile, []map[string]int64, error) {
 	cols := []string{"d.seq", "d.id", "NULL"}
 	if ranked && owner(FieldDate, declared) != "" {
-		cols[2] = flatExpr(">", FieldDate, declared)
+		cols[2] = sortExpr(">", FieldDate, declared)
 	}
 	for _, f := range facets {
 		// The single value, and the array of values of a document with several (flagMulti).

@@ -21,6 +21,18 @@ func flatExpr(kind, path string, declared []string) string {
 	return "json_extract(d." + facetColumn(owner(path, declared)) + ", " + flatPath(kind, path) + ")"
 }
 
+// sortKeyOf is the expression of a sort key from its two readers: the path's single value,
+// else the key flatFacets keeps for a path with several. The value comes first because
+// nearly every document has one: a miss costs a second lookup.
+func sortKeyOf(value, several string) string {
+	return "coalesce(" + value + ", " + several + ")"
+}
+
+// sortExpr reads a sort key of path ("<" ascending, ">" descending) in the row aliased d.
+func sortExpr(kind, path string, declared []string) string {
+	return sortKeyOf(flatExpr("v", path, declared), flatExpr(kind, path, declared))
+}
+
 type sqlWhere struct {
 	b        strings.Builder
 	args     []any
@@ -215,9 +227,9 @@ func (k sortKey) orderTerms(noIndex bool, declared []string) []string {
 		plus = "+"
 	}
 	if !k.desc {
-		x := plus + flatExpr("<", k.attr, declared)
+		x := plus + sortExpr("<", k.attr, declared)
 		return []string{x + " IS NULL", x}
 	}
-	x := plus + flatExpr(">", k.attr, declared)
+	x := plus + sortExpr(">", k.attr, declared)
 	return []string{x + " IS NULL", "typeof(" + x + ") = 'text'", x + " DESC"}
 }

@@ -166,7 +166,7 @@ func TestFlatFacets(t *testing.T) {
 		"s":   "  Mixed Case ",
 		"x":   "ignored: not declared",
 	}
-	got := flatFacets(doc, facetSpec{filterable: []string{"a", "arr", "o", "o.k", "e", "n", "s"}, sortable: []string{"arr"}})
+	got := flatFacets(doc, facetSpec{filterable: []string{"a", "arr", "o", "o.k", "e", "n", "s"}, sortable: []string{"arr", "n"}})
 	// One object per owning attribute: "o.k" is declared, so it owns its path rather than "o";
 	// "x" is not declared and appears nowhere.
 	want := map[string]string{
