@@ -12,10 +12,7 @@ import (
 // metadata part. Entries come back in seq order, paged after a seq.
 func TestDirtyAndPendingOutbox(t *testing.T) {
 	t.Parallel()
-	c := openTest(t)
-	ctx := context.Background()
-	addDoc(t, c, "a", "")
-	clearOutbox(t, c)
+	c, ctx := openWithDocA(t)
 	keys := []string{DocKey("a"), PathKey("x/y.txt"), DriveKey("usb"), ChunksKey("a", "m1")}
 	update(t, c, func(ctx context.Context, tx *Tx) error { return tx.Dirty(ctx, keys...) })
 	es, err := c.PendingOutbox(ctx, 0, 100)
@@ -156,10 +153,7 @@ func TestIndexSettled(t *testing.T) {
 // leaves none of its keys.
 func TestDirtyWritesEveryKeyAtCommit(t *testing.T) {
 	t.Parallel()
-	c := openTest(t)
-	ctx := context.Background()
-	addDoc(t, c, "a", "")
-	clearOutbox(t, c)
+	c, ctx := openWithDocA(t)
 	var keys []string
 	for i := range 2*dirtyRows + 5 {
 		keys = append(keys, PathKey(fmt.Sprintf("d/%03d", i)))
@@ -203,10 +197,7 @@ func TestDirtyWritesEveryKeyAtCommit(t *testing.T) {
 // are refused, and nothing is done.
 func TestOutboxDoneRangeKeepsRedirtiedKey(t *testing.T) {
 	t.Parallel()
-	c := openTest(t)
-	ctx := context.Background()
-	addDoc(t, c, "a", "")
-	clearOutbox(t, c)
+	c, ctx := openWithDocA(t)
 	keys := []string{DocKey("a"), PathKey("p1"), PathKey("p2"), PathKey("p3")}
 	update(t, c, func(ctx context.Context, tx *Tx) error { return tx.Dirty(ctx, keys...) })
 	es, err := c.PendingOutbox(ctx, 0, 100)
@@ -230,4 +221,13 @@ func TestOutboxDoneRangeKeepsRedirtiedKey(t *testing.T) {
 	if p2, ok := left[PathKey("p2")]; len(left) != 1 || !ok || p2.MetaDone || p2.Seq <= es[len(es)-1].Seq {
 		t.Fatalf("left %+v; want p2 alone, pending, with a seq above %d", left, es[len(es)-1].Seq)
 	}
+}
+
+// openWithDocA opens a catalog holding document "a" and an empty outbox.
+func openWithDocA(t *testing.T) (*Catalog, context.Context) {
+	t.Helper()
+	c := openTest(t)
+	addDoc(t, c, "a", "")
+	clearOutbox(t, c)
+	return c, context.Background()
 }
