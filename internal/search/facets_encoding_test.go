@@ -10,9 +10,9 @@ import (
 )
 
 // flatFacetsViaEncodingJSON is flatFacets as first written: each column a map encoded by
-// encoding/json (and a flags key left out when it says only that the one value exists, sort
-// keys when there is one value). flatFacets writes the objects by hand and must give the same bytes (the
-// stored columns are compared with them to find what a write changes).
+// encoding/json (less the flags key when it says only that the one value exists, and the sort
+// keys of a single value). flatFacets writes the objects by hand and must give the same bytes
+// (the stored columns are compared with them to find what a write changes).
 func flatFacetsViaEncodingJSON(doc map[string]any, spec facetSpec) (map[string][]byte, error) {
 	if spec.empty() {
 		return nil, nil
