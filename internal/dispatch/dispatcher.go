@@ -197,7 +197,7 @@ func (d *Dispatcher) refill(ctx context.Context, m Module, all, preempt bool) er
 			return err
 		}
 		if preempt {
-			tierB, err := d.cat.QueuedTierB(ctx, m.Name)
+			tierB, err := d.tierBToPreempt(ctx, m)
 			if err != nil {
 				return err
 			}
@@ -232,6 +232,19 @@ func (d *Dispatcher) refill(ctx context.Context, m Module, all, preempt bool) er
 		return err
 	}
 	return d.push(ctx, m, cands)
+}
+
+// tierBToPreempt returns the module's queued tier-B jobs when a tier-A document waits for a
+// place in its window, and none otherwise. A job taken back is checked again when it is
+// dispatched again (one waiting in :run has passed its check), so nothing is taken back when
+// the drive's documents are all dispatched already: as when the sync that announced the drive
+// recorded its files and a refill had sent them, ahead of the others, before the announcement.
+func (d *Dispatcher) tierBToPreempt(ctx context.Context, m Module) ([]string, error) {
+	first, err := d.cat.Candidates(ctx, m.Name, 1)
+	if err != nil || len(first) == 0 || first[0].Tier != 0 {
+		return nil, err
+	}
+	return d.cat.QueuedTierB(ctx, m.Name)
 }
 
 // withdraw takes not-started jobs back out of Redis and forgets them in the catalog; jobs that

@@ -227,3 +227,31 @@ func TestAppearedDrivePreemptsJobsNotStarted(t *testing.T) {
 		t.Fatal("no tier-B job withdrawn")
 	}
 }
+
+// A drive that appears when its documents are dispatched already (the refill after the sync
+// that recorded them ran before the drive's announcement) takes nothing back: the tier-B job
+// waiting behind them would only be checked a second time.
+func TestAppearedDriveWithNothingWaitingWithdrawsNothing(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.addDoc("b1", "a-regular.txt", "", false, "m1")
+	f.addDoc("a1", "archive/usb/x.txt", "usb", true, "m1")
+	d := f.dispatcher(4, nil)
+	if err := d.RefillAll(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := f.checkItems("m1")
+	if len(before) != 2 {
+		t.Fatalf("items %v, want both documents dispatched", before)
+	}
+	d.DriveAppeared()
+	if err := d.RefillAll(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, w := d.Counts(); w != 0 {
+		t.Fatalf("%d jobs withdrawn with no tier-A document waiting", w)
+	}
+	if after := f.checkItems("m1"); !slices.Equal(after, before) {
+		t.Fatalf("items %v after the drive appeared, want them as they were: %v", after, before)
+	}
+}
