@@ -358,10 +358,10 @@ func (c *embeddedCollection) indexDefs(s Settings) map[string]string {
 		if !c.sortIndexed(a) {
 			continue
 		}
-		x := sortKeyOf(col("v", a), col("<", a))
-		defs[name(sortAsc, a)] = fmt.Sprintf(`CREATE INDEX %q ON %s(%s IS NULL, %s)`, name(sortAsc, a), table, x, x)
-		x = sortKeyOf(col("v", a), col(">", a))
-		defs[name(sortDesc, a)] = fmt.Sprintf(`CREATE INDEX %q ON %s(%s IS NULL, typeof(%s) = 'text', %s DESC)`, name(sortDesc, a), table, x, x, x)
+		for kind, n := range map[string]string{"<": sortAsc, ">": sortDesc} {
+			terms := sortTerms(sortKeyOf(col("v", a), col(kind, a)), kind == ">")
+			defs[name(n, a)] = fmt.Sprintf(`CREATE INDEX %q ON %s(%s)`, name(n, a), table, strings.Join(terms, ", "))
+		}
 	}
 	return defs
 }

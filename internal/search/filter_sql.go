@@ -226,10 +226,18 @@ func (k sortKey) orderTerms(noIndex bool, declared []string) []string {
 	if noIndex {
 		plus = "+"
 	}
-	if !k.desc {
-		x := plus + sortExpr("<", k.attr, declared)
+	kind := "<"
+	if k.desc {
+		kind = ">"
+	}
+	return sortTerms(plus+sortExpr(kind, k.attr, declared), k.desc)
+}
+
+// sortTerms orders by the sort key x: missing values last, numbers before strings in both
+// directions. The sort indexes (indexDefs) are these terms, so a query can walk one.
+func sortTerms(x string, desc bool) []string {
+	if !desc {
 		return []string{x + " IS NULL", x}
 	}
-	x := plus + sortExpr(">", k.attr, declared)
 	return []string{x + " IS NULL", "typeof(" + x + ") = 'text'", x + " DESC"}
 }
