@@ -2,10 +2,14 @@ package catalog
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/homeindex/homeindex/internal/sqlitedb"
 )
 
 // writerCacheKiB reads the cache setting of the writer's one connection.
@@ -63,4 +67,20 @@ func dbBytes(t *testing.T, c *Catalog) int64 {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// Both pools checkpoint the write-ahead log at sqlitedb.WALCheckpointPragma's size, not
+// SQLite's 1000 pages: whichever connection commits last runs the checkpoint.
+func TestCatalogCheckpointsAtTheSharedLogSize(t *testing.T) {
+	t.Parallel()
+	c := openTest(t)
+	for name, db := range map[string]*sql.DB{"writer": c.w, "reader": c.r} {
+		var pages int
+		if err := db.QueryRow(`PRAGMA wal_autocheckpoint`).Scan(&pages); err != nil {
+			t.Fatal(err)
+		}
+		if want := "wal_autocheckpoint(" + strconv.Itoa(pages) + ")"; want != sqlitedb.WALCheckpointPragma {
+			t.Errorf("%s: wal_autocheckpoint = %d, want %s", name, pages, sqlitedb.WALCheckpointPragma)
+		}
+	}
 }

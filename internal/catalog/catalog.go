@@ -69,6 +69,7 @@ func openDB(path string, writer bool) (*sql.DB, error) {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", sqlitedb.WALCheckpointPragma)
 	if writer {
 		q.Set("_txlock", "immediate")
 	}

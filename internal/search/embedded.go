@@ -70,7 +70,8 @@ func OpenEmbedded(path string) (Index, error) {
 	// An SQLite URI: escape the characters that would end the path.
 	uri := "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(abs)
 	pragmas := fmt.Sprintf("?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"+
-		"&_pragma=cache_size(%d)&_pragma=temp_store(MEMORY)", embeddedBusyTimeoutMS, -embeddedCacheKiB)
+		"&_pragma=cache_size(%d)&_pragma=temp_store(MEMORY)&_pragma=%s", embeddedBusyTimeoutMS, -embeddedCacheKiB,
+		sqlitedb.WALCheckpointPragma)
 	// The writer reads through its page cache alone: a memory map would make every page an
 	// ingest touches resident in this process (peak RSS growing with the index), where the
 	// cache bounds it.

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/homeindex/homeindex/internal/sqlitedb"
 )
 
 func openEmbedded(t *testing.T) Index {
@@ -377,5 +379,21 @@ func TestEmbeddedFlagsKeyOfASingleValue(t *testing.T) {
 	}
 	if got := column("old"); got != `{"v:size":5}` {
 		t.Errorf("after an upsert the old row's column = %s, want %s", got, `{"v:size":5}`)
+	}
+}
+
+// The writer and the readers checkpoint the write-ahead log at sqlitedb.WALCheckpointPragma's
+// size, not SQLite's 1000 pages.
+func TestEmbeddedCheckpointsAtTheSharedLogSize(t *testing.T) {
+	t.Parallel()
+	ix := openEmbedded(t).(*embeddedIndex)
+	for name, db := range map[string]*sql.DB{"writer": ix.writer, "reader": ix.reader} {
+		var pages int
+		if err := db.QueryRow(`PRAGMA wal_autocheckpoint`).Scan(&pages); err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("wal_autocheckpoint(%d)", pages); want != sqlitedb.WALCheckpointPragma {
+			t.Errorf("%s: wal_autocheckpoint = %d, want %s", name, pages, sqlitedb.WALCheckpointPragma)
+		}
 	}
 }
