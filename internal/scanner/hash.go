@@ -61,8 +61,9 @@ func hashPath(ctx context.Context, path string, buf []byte, sequential bool, hea
 	if !isRegular(&before) {
 		return "", st, 0, &fs.PathError{Op: "hash", Path: path, Err: ErrNotRegular}
 	}
-	if sequential {
-		// Doubles the readahead window on a cold file; harmless when cached. Advisory only.
+	if sequential && st.Size > int64(len(buf)) {
+		// Doubles the readahead window on a cold file; harmless when cached. Advisory only. A
+		// file one read takes whole gains nothing from it: a small file is spared the call.
 		_ = unix.Fadvise(fd, 0, 0, unix.FADV_SEQUENTIAL)
 	}
 
@@ -88,6 +89,12 @@ func hashPath(ctx context.Context, path string, buf []byte, sequential bool, hea
 			copy(head[total:], buf[:n])
 		}
 		total += int64(n)
+		if st.Size > 0 && total >= st.Size {
+			// All the stat promised: the read that would return end of file is spared, and
+			// bytes appended since show in the second stat. (A size of 0 is read to its end:
+			// files of /proc and /sys say 0 and have content.)
+			break
+		}
 	}
 
 	var after unix.Stat_t
