@@ -382,8 +382,8 @@ func TestEmbeddedFlagsKeyOfASingleValue(t *testing.T) {
 	}
 }
 
-// The writer and the readers checkpoint the write-ahead log at sqlitedb.WALCheckpointPragma's
-// size, not SQLite's 1000 pages.
+// The writer and the readers checkpoint the write-ahead log at sqlitedb.WALCheckpointPages,
+// not SQLite's 1000 pages.
 func TestEmbeddedCheckpointsAtTheSharedLogSize(t *testing.T) {
 	t.Parallel()
 	ix := openEmbedded(t).(*embeddedIndex)
@@ -392,8 +392,8 @@ func TestEmbeddedCheckpointsAtTheSharedLogSize(t *testing.T) {
 		if err := db.QueryRow(`PRAGMA wal_autocheckpoint`).Scan(&pages); err != nil {
 			t.Fatal(err)
 		}
-		if want := fmt.Sprintf("wal_autocheckpoint(%d)", pages); want != sqlitedb.WALCheckpointPragma {
-			t.Errorf("%s: wal_autocheckpoint = %d, want %s", name, pages, sqlitedb.WALCheckpointPragma)
+		if pages != sqlitedb.WALCheckpointPages {
+			t.Errorf("%s: wal_autocheckpoint = %d, want %d", name, pages, sqlitedb.WALCheckpointPages)
 		}
 	}
 }
