@@ -83,3 +83,24 @@ func TestCatalogCheckpointsAtTheSharedLogSize(t *testing.T) {
 		}
 	}
 }
+
+// The writer keeps statement journals (and temporary tables) in memory: a multi-row outbox
+// statement otherwise writes its journal to a file in the temporary directory once it passes
+// 64 KiB. Readers keep SQLite's default, a file, for temporary tables as large as a drive.
+func TestCatalogWriterKeepsStatementJournalsInMemory(t *testing.T) {
+	t.Parallel()
+	c := openTest(t)
+	for _, pool := range []struct {
+		name string
+		db   *sql.DB
+		want int // 2 MEMORY, 0 DEFAULT (a file)
+	}{{"writer", c.w, 2}, {"reader", c.r, 0}} {
+		var store int
+		if err := pool.db.QueryRow(`PRAGMA temp_store`).Scan(&store); err != nil {
+			t.Fatal(err)
+		}
+		if store != pool.want {
+			t.Errorf("%s: temp_store = %d, want %d", pool.name, store, pool.want)
+		}
+	}
+}

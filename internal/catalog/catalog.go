@@ -72,6 +72,13 @@ func openDB(path string, writer bool) (*sql.DB, error) {
 	q.Add("_pragma", sqlitedb.WALCheckpointPragma)
 	if writer {
 		q.Set("_txlock", "immediate")
+		// A statement that writes several rows (flushDirty's 32 outbox rows) inside a
+		// transaction keeps a statement journal of the pages it changes, and SQLite spills one
+		// past 64 KiB to a file in the system's temporary directory: in a first sync of 100k
+		// files, 124k page writes (512 MB) to /var/tmp. In memory it is bounded by one
+		// statement's pages. Readers keep files: their temporary tables (SELECT DISTINCT over
+		// a drive's files) can be as large as the library.
+		q.Add("_pragma", "temp_store(MEMORY)")
 	}
 	db := sqlitedb.Open("file:" + path + "?" + q.Encode())
 	if err := db.Ping(); err != nil {
