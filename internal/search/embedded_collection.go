@@ -74,12 +74,42 @@ func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage)
 	fs := newFacetSQL(c.name+"_docs", s.spec().declared())
 	ftsDel := `DELETE FROM ` + c.name + `_fts WHERE rowid = ?`
 	ftsIns := `INSERT INTO ` + c.name + `_fts(rowid, text) VALUES (?, ?)`
+	// A first load's documents are almost all new (loading is stable under ix.writeMu): each is
+	// inserted first, and only those whose id was stored already are read and updated. That
+	// spares the lookup of every new id before its insert, which probes the same index again.
+	insertFirst := c.loading.Load()
 	var changes []tableChange
 	err = c.inTx(ctx, func(tx writeTx) error {
 		changes = changes[:0]
 		for rest := prepared; len(rest) > 0; {
 			page := rest[:min(len(rest), upsertPage)]
 			rest = rest[len(page):]
+			if insertFirst {
+				stored := page[:0:0]
+				for _, d := range page {
+					res, err := tx.ExecContext(ctx, fs.insNew, append([]any{d.id, d.raw, d.hash}, d.blobs...)...)
+					if err != nil {
+						return err
+					}
+					if n, err := res.RowsAffected(); err != nil {
+						return err
+					} else if n == 0 {
+						stored = append(stored, d)
+						continue
+					}
+					seq, err := res.LastInsertId()
+					if err != nil {
+						return err
+					}
+					if _, err := tx.ExecContext(ctx, ftsIns, seq, d.text); err != nil {
+						return err
+					}
+					changes = append(changes, tableChange{seq: seq, id: d.id, facets: d.facets})
+				}
+				if page = stored; len(page) == 0 {
+					continue
+				}
+			}
 			current, err := storedFacets(ctx, tx, fs, page)
 			if err != nil {
 				return err

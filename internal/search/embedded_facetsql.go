@@ -13,6 +13,8 @@ type facetSQL struct {
 	table    string // <collection>_docs
 	declared []string
 	ins      string
+	// insNew inserts a row unless its id is stored (a first load's insert-first, see Upsert).
+	insNew string
 	// selMany reads seq, text_hash, the facet columns and id of the rows whose ids a JSON
 	// array lists.
 	selMany string
@@ -32,6 +34,7 @@ func newFacetSQL(table string, declared []string) *facetSQL {
 	}
 	f.selMany = sel.String() + ", id FROM " + table + " WHERE id IN (SELECT value FROM json_each(?))"
 	f.ins = "INSERT INTO " + table + "(id, doc, text_hash" + cols.String() + ") VALUES (?, ?, ?" + ph.String() + ")"
+	f.insNew = f.ins + " ON CONFLICT(id) DO NOTHING"
 	return f
 }
 

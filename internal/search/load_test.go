@@ -175,3 +175,68 @@ func TestFirstLoadBuildsTheIndexesAtTheEnd(t *testing.T) {
 	}
 	check("reopened")
 }
+
+// During a first load a document is inserted before its id is looked up; one whose id is
+// stored already (written before the load, or earlier in it) is updated in place: its old
+// words and facets are gone, and it is one document, through SQL and through the file table.
+func TestFirstLoadUpdatesDocumentsItMeetsAgain(t *testing.T) {
+	t.Parallel()
+	for _, tableOff := range []bool{true, false} {
+		t.Run(fmt.Sprintf("tableOff=%v", tableOff), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			raw, err := OpenEmbedded(filepath.Join(t.TempDir(), "index.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer raw.Close()
+			raw.(*embeddedIndex).tableOff = tableOff
+			ix := WithFileDocuments(raw, "archive")
+			if err := ix.Files().Configure(ctx, FileSettings(Settings{Filterable: []string{"size"}})); err != nil {
+				t.Fatal(err)
+			}
+			doc := func(id, name string, size int) json.RawMessage {
+				return json.RawMessage(fmt.Sprintf(`{"id":%q,"size":%d,"type":"text/plain","paths":{"%s.txt":1}}`, id, size, name))
+			}
+			upsert := func(docs ...json.RawMessage) {
+				t.Helper()
+				if err := ix.Files().Upsert(ctx, docs); err != nil {
+					t.Fatal(err)
+				}
+			}
+			upsert(doc("a", "alpha", 1))
+			end, err := BeginLoad(ctx, ix)
+			if err != nil {
+				t.Fatal(err)
+			}
+			upsert(doc("a", "bravo", 2), doc("b", "charlie", 3))
+			upsert(doc("b", "delta", 5), doc("c", "echo", 7))
+			check := func(when string) {
+				t.Helper()
+				for _, c := range []struct {
+					q    Query
+					want string
+				}{
+					{Query{Q: "alpha"}, ""}, {Query{Q: "bravo"}, "a"}, {Query{Q: "charlie"}, ""},
+					{Query{Q: "delta"}, "b"}, {Query{Q: "echo"}, "c"},
+					{Query{Filter: "size = 1"}, ""}, {Query{Filter: "size = 2"}, "a"},
+					{Query{Filter: "size = 3"}, ""}, {Query{Filter: "size = 5"}, "b"},
+					{Query{Sort: []string{"size:asc"}}, "a b c"},
+				} {
+					res, err := ix.Files().Search(ctx, c.q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got := idList(res); got != c.want || res.Total != int64(len(strings.Fields(c.want))) {
+						t.Errorf("%s: %+v: hits %q (total %d), want %q", when, c.q, got, res.Total, c.want)
+					}
+				}
+			}
+			check("during the load")
+			if err := end(ctx); err != nil {
+				t.Fatal(err)
+			}
+			check("after the load")
+		})
+	}
+}
