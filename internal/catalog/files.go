@@ -53,15 +53,27 @@ func (c *Catalog) CountFiles(ctx context.Context) (int64, error) {
 
 // PutFile inserts or replaces a path row.
 func (t *Tx) PutFile(ctx context.Context, f File) error {
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO files(path, doc_id, dev, ino, size, mtime_ns, mtime, drive)
-		VALUES(?, ?, ?, ?, ?, ?, ?, nullif(?, ''))
-		ON CONFLICT(path) DO UPDATE SET doc_id=excluded.doc_id, dev=excluded.dev, ino=excluded.ino,
-			size=excluded.size, mtime_ns=excluded.mtime_ns, mtime=excluded.mtime, drive=excluded.drive`,
-		f.Path, f.DocID, int64(f.Dev), int64(f.Ino), f.Size, f.MtimeNs, f.Mtime, f.Drive)
-	if err != nil {
-		return fmt.Errorf("catalog: put file %q: %w", f.Path, err)
+	return t.PutFiles(ctx, []File{f})
+}
+
+// putFiles inserts or replaces path rows, a later row of a path replacing an earlier one.
+var putFiles = newMultiRow(`INSERT INTO files(path, doc_id, dev, ino, size, mtime_ns, mtime, drive) VALUES `,
+	`(?, ?, ?, ?, ?, ?, ?, nullif(?, ''))`,
+	` ON CONFLICT(path) DO UPDATE SET doc_id=excluded.doc_id, dev=excluded.dev, ino=excluded.ino,
+		size=excluded.size, mtime_ns=excluded.mtime_ns, mtime=excluded.mtime, drive=excluded.drive`, 8)
+
+// PutFiles is PutFile for each row in turn, in fewer statements.
+func (t *Tx) PutFiles(ctx context.Context, files []File) error {
+	args := make([]any, 0, putFiles.width*len(files))
+	for _, f := range files {
+		args = append(args, f.Path, f.DocID, int64(f.Dev), int64(f.Ino), f.Size, f.MtimeNs, f.Mtime, f.Drive)
 	}
-	return nil
+	return putFiles.each(args, func(stmt string, args []any) error {
+		if _, err := t.tx.ExecContext(ctx, stmt, args...); err != nil {
+			return fmt.Errorf("catalog: put file %q: %w", args[0], err)
+		}
+		return nil
+	})
 }
 
 // DeleteFile removes a path row. Missing is fine.

@@ -58,34 +58,20 @@ func (t *Tx) dirty(ctx context.Context, refresh bool, keys ...string) error {
 	return nil
 }
 
-// dirtyRows is the most outbox rows one statement of flushDirty writes: a first sync dirties
-// two keys per file, and a statement for each was about a third of its catalog writes.
-const dirtyRows = 32
-
-// dirtyStmts[n] writes n outbox rows, a later row of a key replacing an earlier one. Only
-// powers of two are used, so a connection keeps six of them prepared (internal/sqlitedb
-// caches a bounded number of statements).
-var dirtyStmts = func() map[int]string {
-	stmts := map[int]string{}
-	for n := 1; n <= dirtyRows; n *= 2 {
-		stmts[n] = `INSERT INTO outbox(key, seq, meta_done, index_done) VALUES ` +
-			strings.Repeat("(?, ?, 0, ?), ", n-1) + `(?, ?, 0, ?)
-			ON CONFLICT(key) DO UPDATE SET seq = excluded.seq, meta_done = 0, index_done = excluded.index_done`
-	}
-	return stmts
-}()
+// dirtyRows writes outbox rows, a later row of a key replacing an earlier one.
+var dirtyRows = newMultiRow(`INSERT INTO outbox(key, seq, meta_done, index_done) VALUES `, `(?, ?, 0, ?)`,
+	` ON CONFLICT(key) DO UPDATE SET seq = excluded.seq, meta_done = 0, index_done = excluded.index_done`, 3)
 
 // flushDirty writes the keys dirty gathered, in the order they were dirtied.
 func (t *Tx) flushDirty(ctx context.Context) error {
-	for rest := t.dirtied; len(rest) > 0; {
-		n := dirtyRows
-		for n > len(rest)/3 {
-			n /= 2
+	err := dirtyRows.each(t.dirtied, func(stmt string, args []any) error {
+		if _, err := t.tx.ExecContext(ctx, stmt, args...); err != nil {
+			return fmt.Errorf("catalog: dirty %q: %w", args[0], err)
 		}
-		if _, err := t.tx.ExecContext(ctx, dirtyStmts[n], rest[:3*n]...); err != nil {
-			return fmt.Errorf("catalog: dirty %q: %w", rest[0], err)
-		}
-		rest = rest[3*n:]
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	t.dirtied = t.dirtied[:0]
 	return nil

@@ -155,7 +155,7 @@ func TestDirtyWritesEveryKeyAtCommit(t *testing.T) {
 	t.Parallel()
 	c, ctx := openWithDocA(t)
 	var keys []string
-	for i := range 2*dirtyRows + 5 {
+	for i := range 2*maxRowsPerStmt + 5 {
 		keys = append(keys, PathKey(fmt.Sprintf("d/%03d", i)))
 	}
 	update(t, c, func(ctx context.Context, tx *Tx) error {

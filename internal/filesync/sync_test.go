@@ -1,6 +1,7 @@
 package filesync_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -328,5 +329,50 @@ func TestResyncFindsRemovalsAmongInterleavedNames(t *testing.T) {
 		if !slices.Contains(keys, catalog.PathKey(n)) {
 			t.Errorf("path %q removed without its path: key in the outbox (%q)", n, keys)
 		}
+	}
+}
+
+// New paths are recorded many to a statement, to the same end as one at a time: content seen
+// several times in one sync, within a run and across runs, is one document with every path;
+// content that comes back in the middle of a run is live again with its chain state; every
+// new path has its document's and its own outbox key.
+func TestManyNewPathsAreRecordedAsIfOneAtATime(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *filesync.Config) { c.FirstModule = func() string { return "m1" } })
+	b.write("keep.txt", "keep")
+	back := b.write("old/x.txt", "comes back")
+	b.sync()
+	b.remove("old")
+	if st := b.sync(); st.MissingDocs != 1 {
+		t.Fatalf("stats: %+v", st)
+	}
+	b.takeOutbox()
+	const files, distinct = 70, 20 // f020… repeat f000…f019, in the same run and in later ones
+	ids := map[string][]string{}   // document id → its paths
+	var want []string
+	for i := range files {
+		rel := fmt.Sprintf("f%03d.txt", i)
+		id := b.write(rel, fmt.Sprintf("content %d", i%distinct))
+		ids[id] = append(ids[id], rel)
+		want = append(want, catalog.PathKey(rel))
+	}
+	b.write("f025r.txt", "comes back") // sorts between f025.txt and f026.txt
+	ids[back] = []string{"f025r.txt"}
+	want = append(want, catalog.PathKey("f025r.txt"))
+	for id := range ids {
+		want = append(want, catalog.DocKey(id))
+	}
+	st := b.sync()
+	if st.Added != files+1 || st.NewDocs != distinct || st.ReturnedDocs != 1 || st.Errors != 0 {
+		t.Fatalf("stats: %+v", st)
+	}
+	for id, paths := range ids {
+		if d := b.live(id); d.Copies != len(paths) || !slices.Equal(d.PathsList, paths) || d.Next != "m1" {
+			t.Errorf("document %s: copies %d, paths %v, next %q; want %d, %v, m1", id, d.Copies, d.PathsList, d.Next, len(paths), paths)
+		}
+	}
+	slices.Sort(want)
+	if got := b.takeOutbox(); !slices.Equal(got, want) {
+		t.Errorf("outbox keys %v\nwant %v", got, want)
 	}
 }

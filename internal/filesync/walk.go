@@ -267,10 +267,22 @@ func (r *syncRun) noteError(rel string, err error) {
 // record writes one batch of hashed paths in one transaction.
 func (r *syncRun) record(ctx context.Context, batch []change) error {
 	err := r.s.cat.Update(ctx, func(t *catalog.Tx) error {
-		for _, c := range batch {
-			if err := r.recordOne(ctx, t, c); err != nil {
+		for rest := batch; len(rest) > 0; {
+			// Paths new to the catalog (most of a first sync) are written a run at a time.
+			n := 1
+			for n < len(rest) && n < newRun && rest[0].isNew() && rest[n].isNew() {
+				n++
+			}
+			var err error
+			if rest[0].isNew() {
+				err = r.recordNew(ctx, t, rest[:n])
+			} else {
+				err = r.recordOne(ctx, t, rest[0])
+			}
+			if err != nil {
 				return err
 			}
+			rest = rest[n:]
 		}
 		return nil
 	})
@@ -280,80 +292,111 @@ func (r *syncRun) record(ctx context.Context, batch []change) error {
 	return err
 }
 
+// recordOne writes a change of a path the catalog had: a touched file (keep) or new content.
 func (r *syncRun) recordOne(ctx context.Context, t *catalog.Tx, c change) error {
-	e := c.e
-	drive := r.driveOf(e.Rel)
-	f := catalog.File{Path: e.Rel, DocID: c.id, Dev: e.Dev, Ino: e.Ino, Size: e.Size, MtimeNs: e.MtimeNs,
-		Mtime: scanner.TruncateMtime(e.MtimeNs), Drive: drive}
-	old, had := c.old, c.had
 	if c.keep {
 		// Same content: refresh the cache key; the document changes only if the mtime did.
-		if err := t.PutFile(ctx, f); err != nil {
+		if err := t.PutFile(ctx, r.fileRow(c)); err != nil {
 			return err
 		}
-		if old.Mtime != f.Mtime {
+		if c.old.Mtime != scanner.TruncateMtime(c.e.MtimeNs) {
 			return t.Dirty(ctx, catalog.DocKey(c.id))
 		}
 		return nil
 	}
-	// Most files of a first sync are new content: try the insert first, and look the document
-	// up only when it exists already.
-	row := catalog.DocRow{ID: c.id, Type: c.typ, Size: e.Size, Next: r.s.cfg.FirstModule(), Version: versionCurrent}
-	if drive == "" {
-		row.LocalPath = e.Rel
-	}
-	created, err := t.InsertDocument(ctx, row)
-	if err != nil {
+	if err := r.recordNew(ctx, t, []change{c}); err != nil {
 		return err
 	}
-	state := catalog.DocLive
-	if !created {
-		if state, err = t.DocumentState(ctx, c.id); err != nil {
-			return err
-		}
-	}
-	switch {
-	case created:
-		r.st.NewDocs++
-	case state == catalog.DocRetired:
-		// Missing content came back (moved, restored, remounted): it is live again with its
-		// module outputs and chain state; nothing runs again.
-		if err := t.SetRetired(ctx, c.id, false); err != nil {
-			return err
-		}
-		r.st.ReturnedDocs++
-	}
-	if err := t.PutFile(ctx, f); err != nil {
-		return err
-	}
-	if drive != "" {
-		r.changedDrives[drive] = true
-	}
-	dirty := t.Dirty
-	if row.LocalPath != "" && created {
-		dirty = t.DirtyCreated
-	}
-	if err := dirty(ctx, catalog.DocKey(c.id), catalog.PathKey(e.Rel)); err != nil {
-		return err
-	}
-	if !had {
-		r.st.Added++
+	if !c.had {
 		return nil
 	}
 	r.st.Modified++
 	// The path's old content lost this path. With no path left it is retired: its by-id
 	// directory (module output) stays on disk, it leaves the index.
-	n, err := t.DocPathCount(ctx, old.DocID)
+	n, err := t.DocPathCount(ctx, c.old.DocID)
 	if err != nil {
 		return err
 	}
 	if n == 0 {
-		if err := t.SetMissing(ctx, old.DocID, r.s.cfg.Now()); err != nil {
+		if err := t.SetMissing(ctx, c.old.DocID, r.s.cfg.Now()); err != nil {
 			return err
 		}
 		r.st.RetiredDocs++
 	}
-	return t.Dirty(ctx, catalog.DocKey(old.DocID))
+	return t.Dirty(ctx, catalog.DocKey(c.old.DocID))
+}
+
+// newRun is the most changes recordNew takes at once: one multi-row statement's worth.
+const newRun = 32
+
+// isNew reports whether c is a path the catalog did not have (record writes runs of them with
+// recordNew).
+func (c change) isNew() bool { return !c.keep && !c.had }
+
+// recordNew writes the content of changes that are not keep: their documents (created or
+// brought back), their path rows and their dirty keys, in fewer statements than one change
+// at a time and to the same end. A change that had another content at its path counts as
+// modified (recordOne settles that content); the others count as added.
+func (r *syncRun) recordNew(ctx context.Context, t *catalog.Tx, run []change) error {
+	// Most files of a first sync are new content: try the insert first, and look the document
+	// up only when it exists already.
+	rows := make([]catalog.DocRow, len(run))
+	files := make([]catalog.File, len(run))
+	for i, c := range run {
+		files[i] = r.fileRow(c)
+		rows[i] = catalog.DocRow{ID: c.id, Type: c.typ, Size: c.e.Size, Next: r.s.cfg.FirstModule(), Version: versionCurrent}
+		if files[i].Drive == "" {
+			rows[i].LocalPath = c.e.Rel
+		}
+	}
+	created, err := t.InsertDocuments(ctx, rows)
+	if err != nil {
+		return err
+	}
+	for i, c := range run {
+		if created[i] {
+			r.st.NewDocs++
+			continue
+		}
+		state, err := t.DocumentState(ctx, c.id)
+		if err != nil {
+			return err
+		}
+		if state == catalog.DocRetired {
+			// Missing content came back (moved, restored, remounted): it is live again with
+			// its module outputs and chain state; nothing runs again.
+			if err := t.SetRetired(ctx, c.id, false); err != nil {
+				return err
+			}
+			r.st.ReturnedDocs++
+		}
+	}
+	if err := t.PutFiles(ctx, files); err != nil {
+		return err
+	}
+	for i, c := range run {
+		if d := files[i].Drive; d != "" {
+			r.changedDrives[d] = true
+		}
+		dirty := t.Dirty
+		if rows[i].LocalPath != "" && created[i] {
+			dirty = t.DirtyCreated
+		}
+		if err := dirty(ctx, catalog.DocKey(c.id), catalog.PathKey(c.e.Rel)); err != nil {
+			return err
+		}
+		if !c.had {
+			r.st.Added++
+		}
+	}
+	return nil
+}
+
+// fileRow is the path row c records.
+func (r *syncRun) fileRow(c change) catalog.File {
+	e := c.e
+	return catalog.File{Path: e.Rel, DocID: c.id, Dev: e.Dev, Ino: e.Ino, Size: e.Size, MtimeNs: e.MtimeNs,
+		Mtime: scanner.TruncateMtime(e.MtimeNs), Drive: r.driveOf(e.Rel)}
 }
 
 // legacyMtimeMatches compares a legacy document's stored mtime with a stat: upstream wrote
