@@ -68,39 +68,30 @@ func dbBytes(t *testing.T, c *Catalog) int64 {
 	return n
 }
 
-// Both pools checkpoint the write-ahead log at sqlitedb.WALCheckpointPages, not
-// SQLite's 1000 pages: whichever connection commits last runs the checkpoint.
-func TestCatalogCheckpointsAtTheSharedLogSize(t *testing.T) {
+// The pools' settings beyond SQLite's defaults: both checkpoint the write-ahead log at
+// sqlitedb.WALCheckpointPages, not 1000 pages (whichever connection commits last runs the
+// checkpoint); the writer keeps statement journals (and temporary tables) in memory, where a
+// multi-row outbox statement would write its journal to a file past 64 KiB, and the readers
+// keep SQLite's default, a file, for temporary tables as large as a drive.
+func TestCatalogPoolSettings(t *testing.T) {
 	t.Parallel()
 	c := openTest(t)
-	for name, db := range map[string]*sql.DB{"writer": c.w, "reader": c.r} {
-		var pages int
-		if err := db.QueryRow(`PRAGMA wal_autocheckpoint`).Scan(&pages); err != nil {
+	pools := map[string]*sql.DB{"writer": c.w, "reader": c.r}
+	for _, want := range []struct {
+		pragma, pool string
+		value        int
+	}{
+		{"wal_autocheckpoint", "writer", sqlitedb.WALCheckpointPages},
+		{"wal_autocheckpoint", "reader", sqlitedb.WALCheckpointPages},
+		{"temp_store", "writer", 2}, // MEMORY
+		{"temp_store", "reader", 0}, // DEFAULT: a file
+	} {
+		var got int
+		if err := pools[want.pool].QueryRow(`PRAGMA ` + want.pragma).Scan(&got); err != nil {
 			t.Fatal(err)
 		}
-		if pages != sqlitedb.WALCheckpointPages {
-			t.Errorf("%s: wal_autocheckpoint = %d, want %d", name, pages, sqlitedb.WALCheckpointPages)
-		}
-	}
-}
-
-// The writer keeps statement journals (and temporary tables) in memory: a multi-row outbox
-// statement otherwise writes its journal to a file in the temporary directory once it passes
-// 64 KiB. Readers keep SQLite's default, a file, for temporary tables as large as a drive.
-func TestCatalogWriterKeepsStatementJournalsInMemory(t *testing.T) {
-	t.Parallel()
-	c := openTest(t)
-	for _, pool := range []struct {
-		name string
-		db   *sql.DB
-		want int // 2 MEMORY, 0 DEFAULT (a file)
-	}{{"writer", c.w, 2}, {"reader", c.r, 0}} {
-		var store int
-		if err := pool.db.QueryRow(`PRAGMA temp_store`).Scan(&store); err != nil {
-			t.Fatal(err)
-		}
-		if store != pool.want {
-			t.Errorf("%s: temp_store = %d, want %d", pool.name, store, pool.want)
+		if got != want.value {
+			t.Errorf("%s: %s = %d, want %d", want.pool, want.pragma, got, want.value)
 		}
 	}
 }

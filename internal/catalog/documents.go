@@ -67,9 +67,9 @@ func (t *Tx) InsertDocuments(ctx context.Context, rows []DocRow) (created []bool
 		args = append(args, d.ID, d.Type, d.Size, d.Next, string(fields), d.Version, d.Retired, tier, path)
 	}
 	// Which rows created their document: when a piece inserted as many rows as it had ids new
-	// to this call (a first sync), all of those; otherwise those now past the largest rowid
-	// before it (SQLite gives a new row the largest plus one). RETURNING would tell too, at
-	// about a third more of this statement's cost.
+	// to this call (a first sync), all of those; otherwise the n rows it inserted, which hold
+	// the n rowids up to the last one (SQLite gives a new row the largest rowid plus one).
+	// RETURNING would tell too, at about a third more of this statement's cost.
 	made := make(map[string]bool, len(rows))
 	seen := make(map[string]bool, len(rows))
 	err = insertDocs.each(args, func(stmt string, args []any) error {
@@ -79,10 +79,6 @@ func (t *Tx) InsertDocuments(ctx context.Context, rows []DocRow) (created []bool
 				seen[id] = true
 				fresh = append(fresh, id)
 			}
-		}
-		var before int64
-		if err := t.tx.QueryRowContext(ctx, `SELECT coalesce(max(rowid), 0) FROM documents`).Scan(&before); err != nil {
-			return fmt.Errorf("catalog: insert document %s: %w", args[0], err)
 		}
 		res, err := t.tx.ExecContext(ctx, stmt, args...)
 		if err != nil {
@@ -98,7 +94,11 @@ func (t *Tx) InsertDocuments(ctx context.Context, rows []DocRow) (created []bool
 				made[id] = true
 			}
 		case n > 0:
-			rs, err := t.tx.QueryContext(ctx, `SELECT id FROM documents WHERE rowid > ?`, before)
+			last, err := res.LastInsertId()
+			if err != nil {
+				return fmt.Errorf("catalog: insert document %s: %w", args[0], err)
+			}
+			rs, err := t.tx.QueryContext(ctx, `SELECT id FROM documents WHERE rowid > ?`, last-n)
 			if err != nil {
 				return fmt.Errorf("catalog: insert document %s: %w", args[0], err)
 			}

@@ -333,9 +333,9 @@ func TestResyncFindsRemovalsAmongInterleavedNames(t *testing.T) {
 }
 
 // New paths are recorded many to a statement, to the same end as one at a time: content seen
-// several times in one sync, within a run and across runs, is one document with every path;
-// content that comes back in the middle of a run is live again with its chain state; every
-// new path has its document's and its own outbox key.
+// several times in one sync, within a statement and across statements, is one document with
+// every path; content that comes back among new paths is live again with its chain state;
+// every new path has its document's and its own outbox key.
 func TestManyNewPathsAreRecordedAsIfOneAtATime(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(c *filesync.Config) { c.FirstModule = func() string { return "m1" } })
@@ -347,7 +347,7 @@ func TestManyNewPathsAreRecordedAsIfOneAtATime(t *testing.T) {
 		t.Fatalf("stats: %+v", st)
 	}
 	b.takeOutbox()
-	const files, distinct = 70, 20 // f020… repeat f000…f019, in the same run and in later ones
+	const files, distinct = 70, 20 // f020… repeat f000…f019, in the same statement and later ones
 	ids := map[string][]string{}   // document id → its paths
 	var want []string
 	for i := range files {

@@ -268,18 +268,19 @@ func (r *syncRun) noteError(rel string, err error) {
 func (r *syncRun) record(ctx context.Context, batch []change) error {
 	err := r.s.cat.Update(ctx, func(t *catalog.Tx) error {
 		for rest := batch; len(rest) > 0; {
+			if !rest[0].isNew() {
+				if err := r.recordOne(ctx, t, rest[0]); err != nil {
+					return err
+				}
+				rest = rest[1:]
+				continue
+			}
 			// Paths new to the catalog (most of a first sync) are written a run at a time.
 			n := 1
-			for n < len(rest) && n < newRun && rest[0].isNew() && rest[n].isNew() {
+			for n < len(rest) && rest[n].isNew() {
 				n++
 			}
-			var err error
-			if rest[0].isNew() {
-				err = r.recordNew(ctx, t, rest[:n])
-			} else {
-				err = r.recordOne(ctx, t, rest[0])
-			}
-			if err != nil {
+			if err := r.recordNew(ctx, t, rest[:n]); err != nil {
 				return err
 			}
 			rest = rest[n:]
@@ -326,17 +327,14 @@ func (r *syncRun) recordOne(ctx context.Context, t *catalog.Tx, c change) error 
 	return t.Dirty(ctx, catalog.DocKey(c.old.DocID))
 }
 
-// newRun is the most changes recordNew takes at once: one multi-row statement's worth.
-const newRun = 32
-
 // isNew reports whether c is a path the catalog did not have (record writes runs of them with
 // recordNew).
 func (c change) isNew() bool { return !c.keep && !c.had }
 
 // recordNew writes the content of changes that are not keep: their documents (created or
 // brought back), their path rows and their dirty keys, in fewer statements than one change
-// at a time and to the same end. A change that had another content at its path counts as
-// modified (recordOne settles that content); the others count as added.
+// at a time and to the same end. It counts a change as added when its path is new; recordOne
+// counts, and settles the old content of, a path that had other content.
 func (r *syncRun) recordNew(ctx context.Context, t *catalog.Tx, run []change) error {
 	// Most files of a first sync are new content: try the insert first, and look the document
 	// up only when it exists already.

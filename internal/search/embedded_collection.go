@@ -81,38 +81,17 @@ func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage)
 	var changes []tableChange
 	err = c.inTx(ctx, func(tx writeTx) error {
 		changes = changes[:0]
-		for rest := prepared; len(rest) > 0; {
-			page := rest[:min(len(rest), upsertPage)]
-			rest = rest[len(page):]
-			if insertFirst {
-				stored := page[:0:0]
-				for _, d := range page {
-					res, err := tx.ExecContext(ctx, fs.insNew, append([]any{d.id, d.raw, d.hash}, d.blobs...)...)
-					if err != nil {
-						return err
-					}
-					if n, err := res.RowsAffected(); err != nil {
-						return err
-					} else if n == 0 {
-						stored = append(stored, d)
-						continue
-					}
-					seq, err := res.LastInsertId()
-					if err != nil {
-						return err
-					}
-					if _, err := tx.ExecContext(ctx, ftsIns, seq, d.text); err != nil {
-						return err
-					}
-					changes = append(changes, tableChange{seq: seq, id: d.id, facets: d.facets})
+		// writePage writes a page of documents. With lookup, their stored rows are read first
+		// and a document without one is inserted; without, each is inserted unless its id is
+		// stored, and those come back (stored) for a pass with lookup.
+		writePage := func(page []upsertDoc, lookup bool) (stored []upsertDoc, err error) {
+			var current map[string]storedRow
+			ins := fs.insNew
+			if lookup {
+				if current, err = storedFacets(ctx, tx, fs, page); err != nil {
+					return nil, err
 				}
-				if page = stored; len(page) == 0 {
-					continue
-				}
-			}
-			current, err := storedFacets(ctx, tx, fs, page)
-			if err != nil {
-				return err
+				ins = fs.ins
 			}
 			for _, d := range page {
 				vals := d.blobs
@@ -123,12 +102,18 @@ func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage)
 				// its delete, insert and the segment merges they cause.
 				textChanged := !ok || !old.textHash.Valid || old.textHash.Int64 != d.hash
 				if !ok {
-					res, err := tx.ExecContext(ctx, fs.ins, append([]any{d.id, d.raw, d.hash}, vals...)...)
+					res, err := tx.ExecContext(ctx, ins, append([]any{d.id, d.raw, d.hash}, vals...)...)
 					if err != nil {
-						return err
+						return nil, err
+					}
+					if n, err := res.RowsAffected(); err != nil {
+						return nil, err
+					} else if n == 0 { // insNew met a stored id
+						stored = append(stored, d)
+						continue
 					}
 					if seq, err = res.LastInsertId(); err != nil {
-						return err
+						return nil, err
 					}
 				} else {
 					var newHash *int64
@@ -137,20 +122,32 @@ func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage)
 					}
 					ch := old.changed
 					if _, err := tx.ExecContext(ctx, fs.update(ch, newHash), updateArgs(d.raw, newHash, vals, ch, seq)...); err != nil {
-						return err
+						return nil, err
 					}
 					if textChanged {
 						if _, err := tx.ExecContext(ctx, ftsDel, seq); err != nil {
-							return err
+							return nil, err
 						}
 					}
 				}
 				if textChanged {
 					if _, err := tx.ExecContext(ctx, ftsIns, seq, d.text); err != nil {
-						return err
+						return nil, err
 					}
 				}
 				changes = append(changes, tableChange{seq: seq, id: d.id, facets: d.facets})
+			}
+			return stored, nil
+		}
+		for rest := prepared; len(rest) > 0; {
+			page := rest[:min(len(rest), upsertPage)]
+			rest = rest[len(page):]
+			stored, err := writePage(page, !insertFirst)
+			if err == nil && len(stored) > 0 {
+				_, err = writePage(stored, true)
+			}
+			if err != nil {
+				return err
 			}
 		}
 		return nil
