@@ -4,6 +4,9 @@
 #   - the initial sync against the floor (scripts/syncfloor: walk, xxh64, by-id/<id>/document.json
 #     with mkdir, temp file and rename, 2 goroutines, nothing else), run first on the same tree;
 #   - the unchanged re-sync against a bare walk of the tree (`syncfloor -walk`: WalkDir + Lstat).
+# After the initial sync it times the ceiling: the same sync built with -tags benchceiling, whose
+# search-index writes do nothing (internal/outbox/ceiling_on.go), on fresh state: the most any
+# work on the rest of the sync could gain if the index cost nothing (BENCH_SYNC_CEILING=0 skips it).
 # Prints wall time, user CPU and peak RSS (/usr/bin/time) of each, the ratio, and whether the sync
 # re-indexed what it had just indexed (the "search index disagreed" warning).
 # With BENCH_SYNC_QUERIES=1 it then starts `homeindexd run` (with its own redis-server) and
@@ -30,6 +33,7 @@ if [ -z "$bin" ]; then
   bin=$work/homeindexd
 fi
 go build -o "$work/syncfloor" ./scripts/syncfloor
+go build -tags benchceiling -o "$work/homeindexd-ceiling" ./cmd/homeindexd
 echo "== generating $n files of $lo-$hi bytes"
 python3 - "$work/files" "$n" "$lo" "$hi" <<'PY'
 import os, random, sys
@@ -64,7 +68,7 @@ for pass in initial unchanged; do
     bare=$wall
     printf 'bare walk (WalkDir + Lstat) of %d files: %s s wall, %d KB peak RSS\n' "$n" "$wall" "$rss"
   fi
-  timed "$bin" sync >/dev/null 2>"$work/log" || { cat "$work/log"; exit 1; }
+  timed "$bin" sync >"$work/out" 2>"$work/log" || { cat "$work/log"; exit 1; }
   printf '%s sync of %d files: %s s wall, %s s user, %d KB peak RSS\n' "$pass" "$n" "$wall" "$user" "$rss"
   if [ "$pass" = initial ]; then
     awk -v f="$floor" -v s="$wall" 'BEGIN { printf "  initial sync vs floor: %.0f%% (goal >= 50%%)\n", 100 * f / s }'
@@ -72,6 +76,19 @@ for pass in initial unchanged; do
     awk -v b="$bare" -v s="$wall" 'BEGIN { printf "  unchanged re-sync vs bare walk: %.2fx (goal <= 2x)\n", s / b }'
   fi
   echo "  re-index warnings: $(grep -c 'search index disagreed' "$work/log" || true)"
+  [ "$pass" = initial ] && [ "${BENCH_SYNC_CEILING:-1}" = 1 ] || continue
+  grep -o 'documents: [0-9]* new' "$work/out" >"$work/new"
+  sync
+  INDEX_DIRECTORY=$work/files METADATA_DIRECTORY=$work/ceiling/metadata STATE_DIRECTORY=$work/ceiling/state \
+    timed "$work/homeindexd-ceiling" sync >"$work/ceiling.out" 2>"$work/ceiling.log" || { cat "$work/ceiling.log"; exit 1; }
+  # The ceiling must do all the rest of the sync's work: the same documents, recorded and written.
+  if ! grep -qxFf "$work/new" <(grep -o 'documents: [0-9]* new' "$work/ceiling.out"); then
+    echo "the ceiling's sync did not record the same documents: $(cat "$work/new")"; exit 1
+  fi
+  written=$(find "$work/ceiling/metadata/by-id" -name document.json | wc -l)
+  printf 'ceiling (the same sync, its search-index writes left out) of %d files: %s s wall, %s s user, %d KB peak RSS, %d documents written\n' "$n" "$wall" "$user" "$rss" "$written"
+  awk -v f="$floor" -v s="$wall" 'BEGIN { printf "  ceiling vs floor: %.0f%%\n", 100 * f / s }'
+  rm -rf "$work/ceiling"
 done
 du -sh "$work/state" "$work/metadata" | sed 's/^/  on disk: /'
 du -sh "$work/state/catalog.db" "$work/state/search.db" | sed 's/^/  on disk: /'

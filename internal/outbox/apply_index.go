@@ -46,6 +46,9 @@ func (w *indexWrite) replaceChunks(i int, id, module string, docs []json.RawMess
 // retired ones removed together with their chunks, then each rebuilt chunk set replaced (old
 // chunks of those documents and modules deleted, new ones added).
 func (a *Applier) writeIndex(ctx context.Context, w *indexWrite) error {
+	if indexWritesSkipped {
+		return nil
+	}
 	if len(w.upserts) > 0 {
 		if err := a.index.Files().Upsert(ctx, w.upserts); err != nil {
 			return fmt.Errorf("upsert %d documents: %w", len(w.upserts), err)
