@@ -3,7 +3,7 @@
 # 0.5-2 KiB, each with its references in the same run (scripts/bench-sync.sh: the floor for the
 # initial sync, WalkDir + Lstat for the unchanged re-sync), then search and status p95 over
 # HTTP and the catalog and index sizes at 1M. The initial sync's cost per file at 1M is
-# compared with its cost at 100k. Needs about 15 GB and 4.5M inodes free where TMPDIR points.
+# compared with its cost at 100k. Needs about 20 GB and 7.5M inodes free where TMPDIR points.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 big=${BENCH_SCALE_FILES:-1000000}
@@ -11,8 +11,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 df -h "${TMPDIR:-/tmp}"
 # Each file costs about four inodes (the file, its by-id directory and document.json, its
-# by-path link): a tmpfs mounted with the default nr_inodes runs out before a million.
-need=$((4 * big + 500000))
+# by-path link), and three more while bench-sync.sh's ceiling runs beside the synced state: a
+# tmpfs mounted with the default nr_inodes runs out before a million.
+need=$((7 * big + 500000))
 read -r total free < <(df --output=itotal,iavail "${TMPDIR:-/tmp}" | tail -1)
 if [ "$total" -gt 0 ] && [ "$free" -lt "$need" ]; then # 0: no inode limit (btrfs)
   echo "bench-scale: $free free inodes where TMPDIR points, $need needed (for tmpfs: mount -o remount,nr_inodes=12000000 /dev/shm)" >&2
