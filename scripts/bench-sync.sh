@@ -86,6 +86,9 @@ for pass in initial unchanged; do
     echo "the ceiling's sync did not record the same documents: $(cat "$work/new")"; exit 1
   fi
   written=$(find "$work/ceiling/metadata/by-id" -name document.json | wc -l)
+  if [ "documents: $written new" != "$(cat "$work/new")" ]; then
+    echo "the ceiling's sync wrote $written document.json files, not as many as $(cat "$work/new")"; exit 1
+  fi
   printf 'ceiling (the same sync, its search-index writes left out) of %d files: %s s wall, %s s user, %d KB peak RSS, %d documents written\n' "$n" "$wall" "$user" "$rss" "$written"
   awk -v f="$floor" -v s="$wall" 'BEGIN { printf "  ceiling vs floor: %.0f%%\n", 100 * f / s }'
   rm -rf "$work/ceiling"
