@@ -66,53 +66,11 @@ func (t *Tx) InsertDocuments(ctx context.Context, rows []DocRow) (created []bool
 		}
 		args = append(args, d.ID, d.Type, d.Size, d.Next, string(fields), d.Version, d.Retired, tier, path)
 	}
-	// Which rows created their document: when a piece inserted as many rows as it had ids new
-	// to this call (a first sync), all of those; otherwise the n rows it inserted, which hold
-	// the n rowids up to the last one (SQLite gives a new row the largest rowid plus one).
-	// RETURNING would tell too, at about a third more of this statement's cost.
-	made := make(map[string]bool, len(rows))
-	seen := make(map[string]bool, len(rows))
+	made := make(map[string]bool, len(rows)) // ids a row created
+	seen := make(map[string]bool, len(rows)) // ids of the pieces written so far
 	err = insertDocs.each(args, func(stmt string, args []any) error {
-		var fresh []string
-		for i := 0; i < len(args); i += insertDocs.width {
-			if id := args[i].(string); !seen[id] {
-				seen[id] = true
-				fresh = append(fresh, id)
-			}
-		}
-		res, err := t.tx.ExecContext(ctx, stmt, args...)
-		if err != nil {
+		if err := t.insertPiece(ctx, stmt, args, seen, made); err != nil {
 			return fmt.Errorf("catalog: insert document %s: %w", args[0], err)
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return fmt.Errorf("catalog: insert document %s: %w", args[0], err)
-		}
-		switch {
-		case n == int64(len(fresh)):
-			for _, id := range fresh {
-				made[id] = true
-			}
-		case n > 0:
-			last, err := res.LastInsertId()
-			if err != nil {
-				return fmt.Errorf("catalog: insert document %s: %w", args[0], err)
-			}
-			rs, err := t.tx.QueryContext(ctx, `SELECT id FROM documents WHERE rowid > ?`, last-n)
-			if err != nil {
-				return fmt.Errorf("catalog: insert document %s: %w", args[0], err)
-			}
-			defer rs.Close()
-			for rs.Next() {
-				var id string
-				if err := rs.Scan(&id); err != nil {
-					return fmt.Errorf("catalog: insert document %s: %w", args[0], err)
-				}
-				made[id] = true
-			}
-			if err := rs.Err(); err != nil {
-				return fmt.Errorf("catalog: insert document %s: %w", args[0], err)
-			}
 		}
 		return nil
 	})
@@ -125,6 +83,52 @@ func (t *Tx) InsertDocuments(ctx context.Context, rows []DocRow) (created []bool
 		delete(made, d.ID) // a later row with this id found it stored
 	}
 	return created, nil
+}
+
+// insertPiece runs one statement of InsertDocuments and adds to made the ids it created.
+// Which those are: when it inserted as many rows as it had ids new to the call (seen says
+// which were not; a first sync's case), all of them; otherwise the n rows it inserted, which
+// hold the n rowids up to the last one (SQLite gives a new row the largest rowid plus one).
+// RETURNING would tell too, at about a third more of the statement's cost.
+func (t *Tx) insertPiece(ctx context.Context, stmt string, args []any, seen, made map[string]bool) error {
+	var fresh []string
+	for i := 0; i < len(args); i += insertDocs.width {
+		if id := args[i].(string); !seen[id] {
+			seen[id] = true
+			fresh = append(fresh, id)
+		}
+	}
+	res, err := t.tx.ExecContext(ctx, stmt, args...)
+	if err != nil {
+		return err
+	}
+	n, err := res.RowsAffected()
+	if err != nil || n == 0 {
+		return err
+	}
+	if n == int64(len(fresh)) {
+		for _, id := range fresh {
+			made[id] = true
+		}
+		return nil
+	}
+	last, err := res.LastInsertId()
+	if err != nil {
+		return err
+	}
+	rs, err := t.tx.QueryContext(ctx, `SELECT id FROM documents WHERE rowid > ?`, last-n)
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	for rs.Next() {
+		var id string
+		if err := rs.Scan(&id); err != nil {
+			return err
+		}
+		made[id] = true
+	}
+	return rs.Err()
 }
 
 // DocumentState returns whether a document exists and is retired, inside the transaction.

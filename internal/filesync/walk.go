@@ -268,19 +268,18 @@ func (r *syncRun) noteError(rel string, err error) {
 func (r *syncRun) record(ctx context.Context, batch []change) error {
 	err := r.s.cat.Update(ctx, func(t *catalog.Tx) error {
 		for rest := batch; len(rest) > 0; {
-			if !rest[0].isNew() {
-				if err := r.recordOne(ctx, t, rest[0]); err != nil {
-					return err
-				}
-				rest = rest[1:]
-				continue
-			}
 			// Paths new to the catalog (most of a first sync) are written a run at a time.
 			n := 1
-			for n < len(rest) && rest[n].isNew() {
-				n++
+			var err error
+			if rest[0].isNew() {
+				for n < len(rest) && rest[n].isNew() {
+					n++
+				}
+				err = r.recordNew(ctx, t, rest[:n])
+			} else {
+				err = r.recordOne(ctx, t, rest[0])
 			}
-			if err := r.recordNew(ctx, t, rest[:n]); err != nil {
+			if err != nil {
 				return err
 			}
 			rest = rest[n:]
@@ -340,9 +339,10 @@ func (r *syncRun) recordNew(ctx context.Context, t *catalog.Tx, run []change) er
 	// up only when it exists already.
 	rows := make([]catalog.DocRow, len(run))
 	files := make([]catalog.File, len(run))
+	next := r.s.cfg.FirstModule()
 	for i, c := range run {
 		files[i] = r.fileRow(c)
-		rows[i] = catalog.DocRow{ID: c.id, Type: c.typ, Size: c.e.Size, Next: r.s.cfg.FirstModule(), Version: versionCurrent}
+		rows[i] = catalog.DocRow{ID: c.id, Type: c.typ, Size: c.e.Size, Next: next, Version: versionCurrent}
 		if files[i].Drive == "" {
 			rows[i].LocalPath = c.e.Rel
 		}
