@@ -86,11 +86,13 @@ func cmdRun(ctx context.Context, e env, args []string) error {
 	}
 
 	follow := &followUps{settle: cfg.Watch.Settle}
+	afterSync := a.BeginDaemonFirstLoad(ctx) // a first start: the index loads until the first sync is in
 	sched = scheduler.New(cfg.Schedule, func(ctx context.Context, reason string) error {
 		st, err := a.SyncOnce(ctx, reason)
 		if pipe != nil {
 			pipe.Wake()
 		}
+		afterSync(ctx)
 		follow.after(sched, st.Unsettled)
 		return err
 	}, logging.Component(log, "scheduler"))

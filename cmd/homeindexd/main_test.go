@@ -4,16 +4,20 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/homeindex/homeindex/internal/sqlitedb"
 )
 
 // binary is homeindexd built once, with the race detector, for the tests that run the real
@@ -285,4 +289,83 @@ func TestRunSyncsOnCronTicksWithoutOverlapAndStopsOnSIGTERM(t *testing.T) {
 	if w.count("stopped") != 1 {
 		t.Fatalf("no clean stop line: %v", w.messages())
 	}
+}
+
+// A daemon's first start loads the search index as `homeindexd sync` does: its expression
+// indexes wait until the first sync's documents are in, and are then built once, before the
+// next sync starts. Later syncs and later starts leave them as they are.
+func TestRunBuildsTheSearchIndexesOnceAfterItsFirstSync(t *testing.T) {
+	d := newDaemonEnv(t, "CRON_EXPRESSION", "*/2 * * * * *")
+	d.write("small.txt", "tiny")
+	d.write("docs/big.txt", strings.Repeat("x", 5000))
+	const built = "search index: indexes built after the first sync"
+	runUntil := func(syncs int) []string {
+		t.Helper()
+		c := d.cmd(context.Background(), "run")
+		w := watchLogs(c)
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		w.waitFor(t, 60*time.Second, fmt.Sprint(syncs, " completed syncs"), func() bool { return w.count("completed file sync") >= syncs })
+		if err := c.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Wait(); err != nil {
+			t.Fatalf("exit after SIGTERM: %v", err)
+		}
+		return w.messages()
+	}
+	var order []string
+	for _, m := range runUntil(3) {
+		if m == "start file sync" || m == "completed file sync" || m == built {
+			order = append(order, m)
+		}
+	}
+	want := []string{"start file sync", "completed file sync", built, "start file sync", "completed file sync"}
+	if len(order) < len(want) || !slices.Equal(order[:len(want)], want) || slices.Index(order[len(want):], built) >= 0 {
+		t.Fatalf("first start: want the indexes built once, right after the first sync; got %q", order)
+	}
+	if got := searchIndexes(t, d); !slices.Contains(got, "sort size") || !slices.Contains(got, "value size") {
+		t.Fatalf("after the first start, the files collection's indexes are %q: want size's value and sort indexes among them", got)
+	}
+	if out, stderr, code := d.run("search", "--filter", "size > 100", "--sort", "size:desc"); code != 0 || !strings.Contains(out, "1 hit\n") || !strings.Contains(out, "docs/big.txt") {
+		t.Fatalf("search by size after the first start: %d %q %s", code, out, stderr)
+	}
+	if slices.Contains(runUntil(1), built) {
+		t.Fatal("a second start loaded the index again")
+	}
+}
+
+// searchIndexes lists the files collection's expression indexes in the daemon's search.db, as
+// "<kind> <attribute>" ("sort size" for both directions' sort indexes, "value size"...).
+func searchIndexes(t *testing.T, d *daemonEnv) []string {
+	t.Helper()
+	db := sqlitedb.Open("file:" + filepath.Join(d.vars["STATE_DIRECTORY"], "search.db") + "?mode=ro")
+	defer db.Close()
+	rows, err := db.Query(`SELECT name FROM sqlite_schema WHERE type = 'index' AND name LIKE 'files_x_%'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	kinds := map[string]string{"v": "value", "m": "multi", "sa": "sort", "sd": "sort"}
+	var out []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		kind, attrHex, _ := strings.Cut(strings.TrimPrefix(name, "files_x_"), "_")
+		attr, err := hex.DecodeString(attrHex)
+		if err != nil {
+			t.Fatalf("index %q: %v", name, err)
+		}
+		if s := kinds[kind] + " " + string(attr); !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(out)
+	return out
 }

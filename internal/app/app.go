@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -252,16 +253,46 @@ func (a *App) SyncOnce(ctx context.Context, reason string) (filesync.Stats, erro
 // BeginFirstLoad readies the search index for the first sync of a tree (the catalog holds no
 // path yet: every file is new) with search.BeginLoad, and returns what ends the load, to call
 // once the sync's changes are applied (the outbox drained). `homeindexd sync` uses it; the
-// daemon does not, as its modules keep dirtying documents while a first sync's changes are
-// applied. For any other sync the returned func does nothing.
+// daemon uses BeginDaemonFirstLoad. For any other sync the returned func does nothing.
 func (a *App) BeginFirstLoad(ctx context.Context) (end func()) {
+	if end, ok := a.beginFirstLoad(ctx); ok {
+		return end
+	}
+	return func() {}
+}
+
+// BeginDaemonFirstLoad is BeginFirstLoad for `homeindexd run`, whose first sync is the one
+// most users wait for; it returns what the scheduler calls after every sync. The daemon cannot
+// wait for an empty outbox, which its modules keep dirtying, so the load ends after the first
+// sync, whatever its outcome, once one Drain has applied what that sync recorded. Module results
+// merged meanwhile are written as in any load (inserted first, else updated); a sync that comes
+// later indexes its new files one by one, as every later sync does. For a daemon whose catalog
+// already holds paths, the returned func does nothing.
+func (a *App) BeginDaemonFirstLoad(ctx context.Context) (afterSync func(context.Context)) {
+	end, ok := a.beginFirstLoad(ctx)
+	if !ok {
+		return func(context.Context) {}
+	}
+	var once sync.Once
+	return func(ctx context.Context) {
+		once.Do(func() {
+			if _, err := a.Outbox.Drain(ctx); err != nil && ctx.Err() == nil {
+				a.Log.Warn().Err(err).Msg("outbox drain after the first sync failed; the search index's indexes are built anyway")
+			}
+			end()
+		})
+	}
+}
+
+// beginFirstLoad begins the load when the catalog holds no path, and says whether it did.
+func (a *App) beginFirstLoad(ctx context.Context) (end func(), ok bool) {
 	if n, err := a.Catalog.CountFiles(ctx); err != nil || n > 0 {
-		return func() {} // an error here is the sync's to report
+		return nil, false // an error here is the sync's to report
 	}
 	endLoad, err := search.BeginLoad(ctx, a.Index)
 	if err != nil {
 		a.Log.Warn().Err(err).Msg("search index not readied for the first sync; documents are indexed one by one")
-		return func() {}
+		return nil, false
 	}
 	return func() {
 		start := time.Now()
@@ -270,7 +301,7 @@ func (a *App) BeginFirstLoad(ctx context.Context) (end func()) {
 			return
 		}
 		a.Log.Info().Dur("took", time.Since(start)).Msg("search index: indexes built after the first sync")
-	}
+	}, true
 }
 
 // Verify compares the catalog with the metadata directory and the search index
