@@ -3,7 +3,15 @@
 # `homeindexd sync` over 100k files. Figures go to stdout; docs/benchmarks.md keeps the latest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-run() { echo "== go test -run '^$' -bench '$2' $1"; go test -run '^$' -bench "$2" -benchtime "${3:-1x}" -count 1 "$1"; }
+# A benchmark that fails is reported and the others still run; the script fails at its end.
+failed=()
+run() {
+  echo "== go test -run '^$' -bench '$2' $1"
+  go test -run '^$' -bench "$2" -benchtime "${3:-1x}" -count 1 "$1" || failed+=("$1 $2")
+}
+# Where the benchmarks' temporary files go matters: on a file system without a journal, as some
+# virtual machines' root is, every new file costs far more than on tmpfs or a journaled ext4.
+echo "== TMPDIR ${TMPDIR:-/tmp}: $(df -T "${TMPDIR:-/tmp}" | awk 'NR == 2 { print $2 }')"
 
 run ./internal/scanner 'Walk100k|BareWalk' 5x
 run ./internal/scanner 'Hash$|ReadDiscard' 5x
@@ -42,14 +50,19 @@ run ./modules/media 'PhotosVsExiftool' 1x
 # Chromium PDFs in the same run, with word agreement; peak RSS on the 2 GB file and the bombs.
 run ./modules/text 'TextMixedCorpus|PDFAgainstPdftotext' 1x
 echo "== go test -run TestPeakRSS -v ./modules/text"
-go test -count 1 -run 'TestPeakRSS' -v ./modules/text | grep -E 'peak RSS|^(ok|FAIL|---)'
+go test -count 1 -run 'TestPeakRSS' -v ./modules/text | grep -E 'peak RSS|^(ok|FAIL|---)' || failed+=("./modules/text TestPeakRSS")
 # Thumbnail and OCR modules: thumbnails/s for 12 MP JPEGs against vipsthumbnail, OCR pages/s
 # against bare tesseract, each in the same run, and each module's peak RSS.
 run ./modules/thumbnail 'Thumbnails12MP' 1x
 run ./modules/ocr 'OCRPages' 1x
 
 echo "== homeindexd sync over 100k files against its floor, and the unchanged re-sync against a bare walk"
-./scripts/bench-sync.sh
+./scripts/bench-sync.sh || failed+=("scripts/bench-sync.sh")
 
 echo "== text and media modules end to end over a 10,000-file demo-like tree"
-./scripts/bench-modules-e2e.sh 10000
+./scripts/bench-modules-e2e.sh 10000 || failed+=("scripts/bench-modules-e2e.sh")
+
+if [ ${#failed[@]} -gt 0 ]; then
+  printf '== failed: %s\n' "${failed[@]}"
+  exit 1
+fi
