@@ -316,7 +316,7 @@ func TestRunBuildsTheSearchIndexesOnceAfterItsFirstSync(t *testing.T) {
 		return w.messages()
 	}
 	var order []string
-	for _, m := range runUntil(3) {
+	for _, m := range runUntil(2) {
 		if m == "start file sync" || m == "completed file sync" || m == built {
 			order = append(order, m)
 		}
