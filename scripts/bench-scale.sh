@@ -11,9 +11,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 df -h "${TMPDIR:-/tmp}"
 # Each file costs about four inodes (the file, its by-id directory and document.json, its
-# by-path link), and three more while bench-sync.sh's ceiling, and then the daemon's first sync,
-# run beside the synced state: a
-# tmpfs mounted with the default nr_inodes runs out before a million.
+# by-path link), and three more while bench-sync.sh's ceiling, and then the daemon's first
+# sync, run beside the synced state: a tmpfs mounted with the default nr_inodes runs out
+# before a million.
 need=$((7 * big + 500000))
 read -r total free < <(df --output=itotal,iavail "${TMPDIR:-/tmp}" | tail -1)
 if [ "$total" -gt 0 ] && [ "$free" -lt "$need" ]; then # 0: no inode limit (btrfs)
