@@ -48,6 +48,10 @@ func Open(path string) (*Catalog, error) {
 		w.Close()
 		return nil, fmt.Errorf("open catalog %s: migrate missing_since: %w", path, err)
 	}
+	if err := migrateMerges(w); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open catalog %s: migrate merges: %w", path, err)
+	}
 	r, err := openDB(path, false)
 	if err != nil {
 		w.Close()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -66,11 +67,10 @@ func (c *Catalog) MergeBatch(ctx context.Context, ins []MergeInput) ([]MergeOutc
 	return outs, nil
 }
 
-// mergeLookup reads, in one statement, what merge decides on: whether this job's result was
-// merged before, the token of the job in flight, the document (NULLs when there is none), and
-// whether any of its paths is on an archive drive (whose marker the merge then dirties).
+// mergeLookup reads, in one statement, what merge decides on: the token of the job in flight,
+// the document (NULLs when there is none), and whether any of its paths is on an archive drive
+// (whose marker the merge then dirties).
 const mergeLookup = `SELECT
-	EXISTS(SELECT 1 FROM merges WHERE doc_id = ?1 AND module = ?2 AND token = ?3),
 	(SELECT token FROM jobs WHERE doc_id = ?1 AND module = ?2),
 	d.retired, d.fields, d.failures,
 	EXISTS(SELECT 1 FROM files WHERE doc_id = ?1 AND drive IS NOT NULL)
@@ -78,17 +78,25 @@ FROM (SELECT 1) LEFT JOIN documents d ON d.id = ?1`
 
 // merge applies one result; every statement here runs once per merged file, so there are few.
 func (t *Tx) merge(ctx context.Context, in MergeInput) (MergeOutcome, error) {
-	var seen, onDrive bool
+	var onDrive bool
 	var token, docFields, docFailures sql.NullString
 	var retired sql.NullBool
-	if err := t.tx.QueryRowContext(ctx, mergeLookup, in.DocID, in.Module, in.Token).
-		Scan(&seen, &token, &retired, &docFields, &docFailures, &onDrive); err != nil {
+	if err := t.tx.QueryRowContext(ctx, mergeLookup, in.DocID, in.Module).
+		Scan(&token, &retired, &docFields, &docFailures, &onDrive); err != nil {
 		return MergeStale, err
 	}
 	switch {
-	case seen:
-		return MergeReplayed, nil
 	case !token.Valid || token.String != in.Token:
+		// Not the job in flight, which a merge deletes: a replay of the last merge, or stale.
+		// Either way nothing changes; merges tells the two apart for the counters.
+		var last string
+		err := t.tx.QueryRowContext(ctx, `SELECT token FROM merges WHERE doc_id = ? AND module = ?`, in.DocID, in.Module).Scan(&last)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return MergeStale, err
+		}
+		if last == in.Token {
+			return MergeReplayed, nil
+		}
 		return MergeStale, nil
 	case !retired.Valid || retired.Bool:
 		return MergeStale, t.DeleteJob(ctx, in.DocID, in.Module)
@@ -107,7 +115,8 @@ func (t *Tx) merge(ctx context.Context, in MergeInput) (MergeOutcome, error) {
 	if err := t.DeleteJob(ctx, in.DocID, in.Module); err != nil {
 		return MergeStale, err
 	}
-	if _, err := t.tx.ExecContext(ctx, `INSERT INTO merges(doc_id, module, token, at) VALUES(?, ?, ?, ?)`,
+	if _, err := t.tx.ExecContext(ctx, `INSERT INTO merges(doc_id, module, token, at, n) VALUES(?, ?, ?, ?, 1)
+		ON CONFLICT(doc_id, module) DO UPDATE SET token = excluded.token, at = excluded.at, n = n + 1`,
 		in.DocID, in.Module, in.Token, in.At.UnixMilli()); err != nil {
 		return MergeStale, err
 	}
@@ -251,6 +260,48 @@ func (t *Tx) dirtyDocDrives(ctx context.Context, id string, refresh bool) error 
 // for the same content and module version means a double merge.
 func (c *Catalog) MergeCount(ctx context.Context, docID, module string) (int, error) {
 	var n int
-	err := c.r.QueryRowContext(ctx, `SELECT count(*) FROM merges WHERE doc_id = ? AND module = ?`, docID, module).Scan(&n)
+	err := c.r.QueryRowContext(ctx, `SELECT n FROM merges WHERE doc_id = ? AND module = ?`, docID, module).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
 	return n, err
+}
+
+// migrateMerges turns a merges table of one row per merged result (catalogs written before
+// the table kept one row per document and module) into the current one: per pair, the last
+// merge's token and time, and how many there were. It runs once, in one transaction, so a
+// second process opening the catalog meanwhile finds either table whole.
+func migrateMerges(db *sql.DB) error {
+	tx, err := db.Begin() // BEGIN IMMEDIATE: the writer's _txlock
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var current int
+	if err := tx.QueryRow(`SELECT count(*) FROM pragma_table_info('merges') WHERE name = 'n'`).Scan(&current); err != nil {
+		return err
+	}
+	if current > 0 {
+		return nil
+	}
+	for _, q := range []string{
+		`CREATE TABLE merges_pairs (
+			doc_id TEXT NOT NULL,
+			module TEXT NOT NULL,
+			token  TEXT NOT NULL,
+			at     INTEGER NOT NULL,
+			n      INTEGER NOT NULL,
+			PRIMARY KEY (doc_id, module)
+		) WITHOUT ROWID`,
+		// max(at) makes token the latest row's (SQLite's bare columns with max).
+		`INSERT INTO merges_pairs(doc_id, module, token, at, n)
+			SELECT doc_id, module, token, max(at), count(*) FROM merges GROUP BY doc_id, module`,
+		`DROP TABLE merges`,
+		`ALTER TABLE merges_pairs RENAME TO merges`,
+	} {
+		if _, err := tx.Exec(q); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
 }

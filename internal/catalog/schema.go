@@ -75,13 +75,16 @@ CREATE TABLE IF NOT EXISTS jobs (
 CREATE INDEX IF NOT EXISTS jobs_module_state ON jobs(module, state);
 -- Results name their job by token (JobsByToken).
 CREATE INDEX IF NOT EXISTS jobs_token ON jobs(token);
--- Every merged result, by its job token: a replay finds its row and changes nothing; counting
--- rows per (document, module) shows double merges.
+-- The merges of each (document, module): the last merged job's token and when, and how many
+-- results were merged in all. A replay of that job finds its token; n > 1 for the same content
+-- and module version means a double merge. One row per pair (a table that kept a row per merge
+-- grew by one B-tree entry per hop forever); WITHOUT ROWID, so a merge writes one B-tree.
 CREATE TABLE IF NOT EXISTS merges (
 	doc_id TEXT NOT NULL,
 	module TEXT NOT NULL,
 	token  TEXT NOT NULL,
 	at     INTEGER NOT NULL,
-	PRIMARY KEY (doc_id, module, token)
-);
+	n      INTEGER NOT NULL,
+	PRIMARY KEY (doc_id, module)
+) WITHOUT ROWID;
 `

@@ -5,9 +5,10 @@ package e2e
 // queue, at quiescence:
 //
 //   - lost: a file whose document has not cleared the chain, records a failure, or lacks a
-//     merge row (the catalog's merges table) for some module;
-//   - double merge: more than one merges row for one (document, module), i.e. two results
-//     applied for one file and module (the table's key is (document, module, job token));
+//     merge (the catalog's merges table: per document and module, how many results merged)
+//     for some module;
+//   - double merge: a count over one for one (document, module), i.e. two results applied for
+//     one file and module (two jobs, or one job's result applied twice);
 //   - stranded: anything left in a processing list, the timeouts set, modules:done or the
 //     daemon's in-flight hashes;
 //   - agreement: app.Verify finds no difference between catalog, metadata directory and index,
@@ -146,8 +147,8 @@ func (r *faultRun) count(query string, args ...any) int {
 	return n
 }
 
-// merged is the number of results merged so far (merges rows).
-func (r *faultRun) merged() int { return r.count(`SELECT count(*) FROM merges`) }
+// merged is the number of results merged so far (the merges table's counts).
+func (r *faultRun) merged() int { return r.count(`SELECT coalesce(sum(n), 0) FROM merges`) }
 
 // complete is nil once every file's document has cleared the chain, every module's result is
 // merged and the outbox has written everything out.
@@ -175,7 +176,7 @@ func (r *faultRun) waitComplete(d time.Duration) {
 func (r *faultRun) assertNoLossNoDoubleMerge() int {
 	r.t.Helper()
 	db := r.catalog()
-	rows, err := db.Query(`SELECT doc_id, module, count(*) FROM merges GROUP BY doc_id, module`)
+	rows, err := db.Query(`SELECT doc_id, module, n FROM merges`)
 	if err != nil {
 		r.t.Fatal(err)
 	}
