@@ -69,15 +69,22 @@ func (s *Store) tempName(prefix string) (string, error) {
 // fsyncs the parent when it created it, so a new entry survives a crash. A symlink or a file in
 // its place is an error: following it could write outside the root. created reports whether
 // this call made the directory.
+//
+// It looks before it creates: a document's directory nearly always exists after its first
+// write (every module hop rewrites document.json), and an lstat takes no lock, where a mkdir
+// that finds the name takes the parent's (by-id/, shared by every document) to fail.
 func (s *Store) ensureDir(dir string) (created bool, err error) {
-	err = os.Mkdir(dir, dirPerm)
-	if err == nil {
-		return true, s.syncDir(filepath.Dir(dir))
-	}
-	if !errors.Is(err, fs.ErrExist) {
-		return false, err
-	}
 	fi, err := os.Lstat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		err = os.Mkdir(dir, dirPerm)
+		if err == nil {
+			return true, s.syncDir(filepath.Dir(dir))
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return false, err
+		}
+		fi, err = os.Lstat(dir) // made meanwhile
+	}
 	if err != nil {
 		return false, err
 	}
