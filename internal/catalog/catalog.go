@@ -48,9 +48,9 @@ func Open(path string) (*Catalog, error) {
 		w.Close()
 		return nil, fmt.Errorf("open catalog %s: migrate missing_since: %w", path, err)
 	}
-	if err := migrateMerges(w); err != nil {
+	if err := migrateTables(w); err != nil {
 		w.Close()
-		return nil, fmt.Errorf("open catalog %s: migrate merges: %w", path, err)
+		return nil, fmt.Errorf("open catalog %s: migrate tables: %w", path, err)
 	}
 	r, err := openDB(path, false)
 	if err != nil {

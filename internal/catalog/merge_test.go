@@ -4,13 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/homeindex/homeindex/internal/sqlitedb"
 )
 
 var chain = []string{"m1", "m2"}
@@ -278,52 +275,4 @@ func lastSeq(t *testing.T, c *Catalog) int64 {
 		t.Fatal(err)
 	}
 	return seq
-}
-
-// A catalog whose merges table kept a row per merged result gets one row per document and
-// module: the latest merge's token (a replay of it is still a replay), and the count.
-func TestMigrateMergesToPairs(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "catalog.db")
-	c, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	addDoc(t, c, "a", "m2", "a.txt")
-	c.Close()
-	db := sqlitedb.Open("file:" + path)
-	for _, q := range []string{
-		`DROP TABLE merges`,
-		`CREATE TABLE merges (doc_id TEXT NOT NULL, module TEXT NOT NULL, token TEXT NOT NULL, at INTEGER NOT NULL,
-			PRIMARY KEY (doc_id, module, token))`,
-		`INSERT INTO merges VALUES ('a', 'm1', 'later', 200), ('a', 'm1', 'first', 100), ('b', 'm1', 'only', 50)`,
-	} {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	db.Close()
-	for range 2 { // the second open finds the table migrated
-		c, err = Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx := context.Background()
-		for _, want := range []struct {
-			id, module string
-			n          int
-		}{{"a", "m1", 2}, {"b", "m1", 1}, {"a", "m2", 0}} {
-			if n, err := c.MergeCount(ctx, want.id, want.module); err != nil || n != want.n {
-				t.Errorf("MergeCount(%s, %s) = %d, %v; want %d", want.id, want.module, n, err, want.n)
-			}
-		}
-		outs, err := c.MergeBatch(ctx, []MergeInput{mergeInput("a", "m1", "later", `{"x": 1}`), mergeInput("a", "m1", "first", `{"x": 1}`)})
-		if err != nil || !slices.Equal(outs, []MergeOutcome{MergeReplayed, MergeStale}) {
-			t.Errorf("after migration: %v, %v; want replayed, stale", outs, err)
-		}
-		var withoutRowid int
-		if err := c.r.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE name = 'merges' AND sql LIKE '%WITHOUT ROWID'`).Scan(&withoutRowid); err != nil || withoutRowid != 1 {
-			t.Errorf("merges is not the WITHOUT ROWID table (%d, %v)", withoutRowid, err)
-		}
-		c.Close()
-	}
 }

@@ -52,12 +52,14 @@ CREATE TABLE IF NOT EXISTS drives (
 -- Keys whose derived state must be (re)written: "doc:<id>", "path:<rel>", "drive:<name>".
 -- The applier renders each key from the catalog as it is at apply time, so replays are no-ops.
 -- seq changes on every re-dirty, so an apply that raced a newer change does not clear it.
+-- WITHOUT ROWID: a row is written, found and deleted in one B-tree (and outbox_seq), not in a
+-- table and its key's index as well; every change of every hop and sync passes through here.
 CREATE TABLE IF NOT EXISTS outbox (
 	key        TEXT PRIMARY KEY,
 	seq        INTEGER NOT NULL,
 	meta_done  INTEGER NOT NULL DEFAULT 0,
 	index_done INTEGER NOT NULL DEFAULT 0
-);
+) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS outbox_seq ON outbox(seq);
 -- One row per (document, module) job that is dispatched (state queued: its item is in Redis)
 -- or parked (failed MAX_ATTEMPTS times). token is the dispatch token carried by the item.

@@ -1,0 +1,62 @@
+package catalog
+
+import "database/sql"
+
+// migrateTables rebuilds the tables whose layout changed since a catalog was made: the outbox
+// became WITHOUT ROWID, and merges went from a row per merged result to a row per document
+// and module. Each runs once, in one transaction, so a second process opening the catalog
+// meanwhile finds either table whole.
+func migrateTables(db *sql.DB) error {
+	if err := rebuild(db, `SELECT count(*) FROM sqlite_schema WHERE name = 'outbox' AND sql LIKE '%WITHOUT ROWID'`,
+		`CREATE TABLE outbox_new (
+			key        TEXT PRIMARY KEY,
+			seq        INTEGER NOT NULL,
+			meta_done  INTEGER NOT NULL DEFAULT 0,
+			index_done INTEGER NOT NULL DEFAULT 0
+		) WITHOUT ROWID`,
+		`INSERT INTO outbox_new SELECT key, seq, meta_done, index_done FROM outbox`,
+		`DROP TABLE outbox`, // and outbox_seq
+		`ALTER TABLE outbox_new RENAME TO outbox`,
+		`CREATE INDEX outbox_seq ON outbox(seq)`,
+	); err != nil {
+		return err
+	}
+	return rebuild(db, `SELECT count(*) FROM pragma_table_info('merges') WHERE name = 'n'`,
+		`CREATE TABLE merges_new (
+			doc_id TEXT NOT NULL,
+			module TEXT NOT NULL,
+			token  TEXT NOT NULL,
+			at     INTEGER NOT NULL,
+			n      INTEGER NOT NULL,
+			PRIMARY KEY (doc_id, module)
+		) WITHOUT ROWID`,
+		// max(at) makes token the latest row's (SQLite's bare columns with max).
+		`INSERT INTO merges_new(doc_id, module, token, at, n)
+			SELECT doc_id, module, token, max(at), count(*) FROM merges GROUP BY doc_id, module`,
+		`DROP TABLE merges`,
+		`ALTER TABLE merges_new RENAME TO merges`,
+	)
+}
+
+// rebuild runs steps in one write transaction unless current (a count) finds the table
+// already in its current layout.
+func rebuild(db *sql.DB, current string, steps ...string) error {
+	tx, err := db.Begin() // BEGIN IMMEDIATE: the writer's _txlock
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var n int
+	if err := tx.QueryRow(current).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return nil
+	}
+	for _, q := range steps {
+		if _, err := tx.Exec(q); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
