@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -45,9 +44,6 @@ func NewToken() string {
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
 	return hex.EncodeToString(b[:])
 }
-
-// jobSuffix matches the job fields at the end of an item built by BuildItem.
-var jobSuffix = regexp.MustCompile(`"_hi_job":"([0-9a-f]{1,64})","_hi_attempt":([0-9]{1,9}),"_hi_since":([0-9]{1,17})\}$`)
 
 func validToken(t string) bool {
 	if len(t) == 0 || len(t) > 64 {
@@ -419,28 +415,30 @@ func WithJob(item string, job Job) (string, error) {
 	if err := job.validate(); err != nil {
 		return "", err
 	}
-	loc := jobSuffix.FindStringIndex(item)
-	if loc == nil {
+	start, _, ok := jobSuffixAt(item)
+	if !ok {
 		return "", errors.New("rewrite item: no job fields at its end")
 	}
-	return item[:loc[0]] + job.suffix(), nil
+	return item[:start] + job.suffix(), nil
 }
 
 // ItemUID returns the uid a BuildItem item was built for ("" when none) by reading only its
 // end, so it costs O(len(uid)) rather than a parse. ours is false for an item without job
 // fields at its end (e.g. one written by the upstream core): call ParseItem for those.
 func ItemUID(item string) (uid string, ours bool) {
-	t := item
-	if len(t) > 160 {
-		t = t[len(t)-160:] // the job fields are at most ~110 bytes
+	uid, _, ours = ItemJob(item)
+	return uid, ours
+}
+
+// ItemJob is ItemUID that also returns the job fields.
+func ItemJob(item string) (uid string, job Job, ours bool) {
+	start, job, ok := jobSuffixAt(item)
+	if !ok {
+		return "", Job{}, false
 	}
-	loc := jobSuffix.FindStringIndex(t)
-	if loc == nil {
-		return "", false
-	}
-	head := item[:len(item)-len(t)+loc[0]] // ends with ',' or '{'
+	head := item[:start] // ends with ',' or '{'
 	if !strings.HasSuffix(head, `",`) {
-		return "", true
+		return "", job, true
 	}
 	// Walk back over the JSON string that ends head, then expect `"uid":` before it.
 	end := len(head) - 2 // the closing quote
@@ -459,13 +457,79 @@ func ItemUID(item string) (uid string, ours bool) {
 	}
 	const key = `"` + FieldUID + `":`
 	if i < 0 || !strings.HasSuffix(head[:i], key) {
-		return "", true
+		return "", job, true
 	}
 	if before := head[:i-len(key)]; !strings.HasSuffix(before, ",") && !strings.HasSuffix(before, "{") {
-		return "", true
+		return "", job, true
+	}
+	if raw := head[i+1 : end]; plainJSONString(raw) {
+		return raw, job, true // what json.Unmarshal gives, without its allocations
 	}
 	if err := json.Unmarshal([]byte(head[i:end+1]), &uid); err != nil {
-		return "", true
+		return "", job, true
 	}
-	return uid, true
+	return uid, job, true
 }
+
+// plainJSONString reports whether s, the inside of a JSON string, decodes to itself: no
+// escapes, no control characters, valid UTF-8.
+func plainJSONString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '\\' || c == '"' {
+			return false
+		}
+	}
+	return utf8.ValidString(s)
+}
+
+// jobSuffixAt reads the job fields BuildItem puts at an item's end
+// (`"_hi_job":"<1-64 hex>","_hi_attempt":<1-9 digits>,"_hi_since":<1-17 digits>}`), from the
+// end backwards. A regexp did this (FuzzJobSuffixMatchesRegexp keeps it as the reference) and
+// took most of a worker's reading of an item.
+// start is where `"_hi_job"` begins.
+func jobSuffixAt(item string) (start int, job Job, ok bool) {
+	s, found := strings.CutSuffix(item, "}")
+	if !found {
+		return 0, Job{}, false
+	}
+	s, since, found := cutTrailing(s, isDigit, 17)
+	if !found {
+		return 0, Job{}, false
+	}
+	if s, found = strings.CutSuffix(s, `,"`+FieldSince+`":`); !found {
+		return 0, Job{}, false
+	}
+	s, attempt, found := cutTrailing(s, isDigit, 9)
+	if !found {
+		return 0, Job{}, false
+	}
+	if s, found = strings.CutSuffix(s, `","`+FieldAttempt+`":`); !found {
+		return 0, Job{}, false
+	}
+	s, token, found := cutTrailing(s, isLowerHex, 64)
+	if !found {
+		return 0, Job{}, false
+	}
+	if s, found = strings.CutSuffix(s, `"`+FieldJob+`":"`); !found {
+		return 0, Job{}, false
+	}
+	job.Token = token
+	job.Attempt, _ = strconv.Atoi(attempt)
+	job.Since, _ = strconv.ParseInt(since, 10, 64)
+	return len(s), job, true
+}
+
+// cutTrailing splits off the longest run of bytes in class at the end of s, if it has 1 to max.
+func cutTrailing(s string, class func(byte) bool, max int) (rest, run string, ok bool) {
+	i := len(s)
+	for i > 0 && class(s[i-1]) {
+		i--
+	}
+	if n := len(s) - i; n == 0 || n > max {
+		return s, "", false
+	}
+	return s[:i], s[i:], true
+}
+
+func isDigit(c byte) bool    { return '0' <= c && c <= '9' }
+func isLowerHex(c byte) bool { return isDigit(c) || 'a' <= c && c <= 'f' }

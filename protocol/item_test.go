@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -112,12 +114,54 @@ func TestItemUID(t *testing.T) {
 		{`{"uid":"v",` + suffix, "v", true},
 		{`{` + suffix, "", true},
 		{`{"id":"a","uid":"v"}`, "", false},
+		{`{"uid":"é 1000",` + suffix, "é 1000", true},
+		{`{"uid":"\u00e9\t",` + suffix, "é\t", true},
+		{`{"uid":"a","_hi_job":"AA","_hi_attempt":1,"_hi_since":0}`, "", false},
+		{`{"uid":"a","_hi_job":"aa","_hi_attempt":1234567890,"_hi_since":0}`, "", false},
+		{`{"uid":"a","_hi_job":"aa","_hi_attempt":1,"_hi_since":0} `, "", false},
 	} {
 		uid, ours := ItemUID(tc.item)
 		if uid != tc.uid || ours != tc.ours {
 			t.Errorf("ItemUID(%s) = %q, %v; want %q, %v", tc.item, uid, ours, tc.uid, tc.ours)
 		}
 	}
+	uid, job, ours := ItemJob(`{"id":"a","uid":"u",` + `"_hi_job":"0f9e","_hi_attempt":3,"_hi_since":1700000000123}`)
+	if uid != "u" || !ours || job != (Job{Token: "0f9e", Attempt: 3, Since: 1700000000123}) {
+		t.Errorf("ItemJob = %q, %+v, %v", uid, job, ours)
+	}
+}
+
+// jobSuffixRegexp is what jobSuffixAt replaced, kept as its reference.
+var jobSuffixRegexp = regexp.MustCompile(`"_hi_job":"([0-9a-f]{1,64})","_hi_attempt":([0-9]{1,9}),"_hi_since":([0-9]{1,17})\}$`)
+
+// FuzzJobSuffixMatchesRegexp holds jobSuffixAt to the regexp it replaced: the same items
+// match, at the same place, with the same fields.
+func FuzzJobSuffixMatchesRegexp(f *testing.F) {
+	for _, s := range []string{
+		`{"id":"a","_hi_job":"aa","_hi_attempt":1,"_hi_since":0}`,
+		`{"_hi_job":"","_hi_attempt":1,"_hi_since":0}`,
+		`"_hi_job":"0123456789abcdef0123456789abcdef","_hi_attempt":123456789,"_hi_since":12345678901234567}`,
+		`"_hi_job":"aa","_hi_attempt":1,"_hi_since":123456789012345678}`,
+		`"_hi_job":"a"_hi_job":"aa","_hi_attempt":01,"_hi_since":00}`,
+		`{"id":"a"}`, `}`, ``,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, item string) {
+		start, job, ok := jobSuffixAt(item)
+		m := jobSuffixRegexp.FindStringSubmatchIndex(item)
+		if ok != (m != nil) {
+			t.Fatalf("%q: jobSuffixAt %v, regexp %v", item, ok, m != nil)
+		}
+		if !ok {
+			return
+		}
+		n, _ := strconv.Atoi(item[m[4]:m[5]])
+		since, _ := strconv.ParseInt(item[m[6]:m[7]], 10, 64)
+		if start != m[0] || job != (Job{Token: item[m[2]:m[3]], Attempt: n, Since: since}) {
+			t.Fatalf("%q: jobSuffixAt %d %+v, regexp %v", item, start, job, m)
+		}
+	})
 }
 
 // TestItemUIDMarker: an item built for a uid holds the uid's marker right before its job

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -81,21 +80,13 @@ func (w *Worker) jobLog(phase protocol.Phase, id string, attempt int) zerolog.Lo
 	return w.log.With().Str("id", id).Str("phase", string(phase)).Int("attempt", attempt).Logger()
 }
 
-// jobSuffix reads the job fields BuildItem puts at an item's end.
-var jobSuffix = regexp.MustCompile(`"_hi_job":"([0-9a-f]{1,64})","_hi_attempt":([0-9]{1,9}),"_hi_since":([0-9]{1,17})\}$`)
-
 // readItem reads an item's id, uid and job fields, and its document into doc (left empty if
 // the document does not parse). Items built by homeindexd take a fast path that reads the
 // document once; others (an upstream core's) are parsed by protocol.ParseItem. The document
 // reads itself (UnmarshalJSON): json.Unmarshal would first scan the whole item once more.
 func readItem(item string, doc *protocol.Document) (protocol.ItemInfo, error) {
-	if uid, ours := protocol.ItemUID(item); ours {
-		tail := item[max(0, len(item)-160):]
-		if m := jobSuffix.FindStringSubmatch(tail); m != nil && doc.UnmarshalJSON([]byte(item)) == nil && doc.ID != "" {
-			n, _ := strconv.Atoi(m[2])
-			since, _ := strconv.ParseInt(m[3], 10, 64)
-			return protocol.ItemInfo{ID: doc.ID, UID: uid, HasJob: true, Job: protocol.Job{Token: m[1], Attempt: n, Since: since}}, nil
-		}
+	if uid, job, ours := protocol.ItemJob(item); ours && doc.UnmarshalJSON([]byte(item)) == nil && doc.ID != "" {
+		return protocol.ItemInfo{ID: doc.ID, UID: uid, HasJob: true, Job: job}, nil
 	}
 	info, err := protocol.ParseItem(item)
 	if err != nil {
