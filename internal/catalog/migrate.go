@@ -8,12 +8,7 @@ import "database/sql"
 // meanwhile finds either table whole.
 func migrateTables(db *sql.DB) error {
 	if err := rebuild(db, `SELECT count(*) FROM sqlite_schema WHERE name = 'outbox' AND sql LIKE '%WITHOUT ROWID'`,
-		`CREATE TABLE outbox_new (
-			key        TEXT PRIMARY KEY,
-			seq        INTEGER NOT NULL,
-			meta_done  INTEGER NOT NULL DEFAULT 0,
-			index_done INTEGER NOT NULL DEFAULT 0
-		) WITHOUT ROWID`,
+		`CREATE TABLE outbox_new `+outboxTable,
 		`INSERT INTO outbox_new SELECT key, seq, meta_done, index_done FROM outbox`,
 		`DROP TABLE outbox`, // and outbox_seq
 		`ALTER TABLE outbox_new RENAME TO outbox`,
@@ -22,14 +17,7 @@ func migrateTables(db *sql.DB) error {
 		return err
 	}
 	return rebuild(db, `SELECT count(*) FROM pragma_table_info('merges') WHERE name = 'n'`,
-		`CREATE TABLE merges_new (
-			doc_id TEXT NOT NULL,
-			module TEXT NOT NULL,
-			token  TEXT NOT NULL,
-			at     INTEGER NOT NULL,
-			n      INTEGER NOT NULL,
-			PRIMARY KEY (doc_id, module)
-		) WITHOUT ROWID`,
+		`CREATE TABLE merges_new `+mergesTable,
 		// max(at) makes token the latest row's (SQLite's bare columns with max).
 		`INSERT INTO merges_new(doc_id, module, token, at, n)
 			SELECT doc_id, module, token, max(at), count(*) FROM merges GROUP BY doc_id, module`,

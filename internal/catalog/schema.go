@@ -54,12 +54,7 @@ CREATE TABLE IF NOT EXISTS drives (
 -- seq changes on every re-dirty, so an apply that raced a newer change does not clear it.
 -- WITHOUT ROWID: a row is written, found and deleted in one B-tree (and outbox_seq), not in a
 -- table and its key's index as well; every change of every hop and sync passes through here.
-CREATE TABLE IF NOT EXISTS outbox (
-	key        TEXT PRIMARY KEY,
-	seq        INTEGER NOT NULL,
-	meta_done  INTEGER NOT NULL DEFAULT 0,
-	index_done INTEGER NOT NULL DEFAULT 0
-) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS outbox ` + outboxTable + `;
 CREATE INDEX IF NOT EXISTS outbox_seq ON outbox(seq);
 -- One row per (document, module) job that is dispatched (state queued: its item is in Redis)
 -- or parked (failed MAX_ATTEMPTS times). token is the dispatch token carried by the item.
@@ -81,12 +76,23 @@ CREATE INDEX IF NOT EXISTS jobs_token ON jobs(token);
 -- results were merged in all. A replay of that job finds its token; n > 1 for the same content
 -- and module version means a double merge. One row per pair (a table that kept a row per merge
 -- grew by one B-tree entry per hop forever); WITHOUT ROWID, so a merge writes one B-tree.
-CREATE TABLE IF NOT EXISTS merges (
+CREATE TABLE IF NOT EXISTS merges ` + mergesTable + `;
+`
+
+// The layouts of the tables migrateTables rebuilds, shared by the schema and the migration.
+const (
+	outboxTable = `(
+	key        TEXT PRIMARY KEY,
+	seq        INTEGER NOT NULL,
+	meta_done  INTEGER NOT NULL DEFAULT 0,
+	index_done INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID`
+	mergesTable = `(
 	doc_id TEXT NOT NULL,
 	module TEXT NOT NULL,
 	token  TEXT NOT NULL,
 	at     INTEGER NOT NULL,
 	n      INTEGER NOT NULL,
 	PRIMARY KEY (doc_id, module)
-) WITHOUT ROWID;
-`
+) WITHOUT ROWID`
+)
