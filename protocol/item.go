@@ -462,24 +462,10 @@ func ItemJob(item string) (uid string, job Job, ours bool) {
 	if before := head[:i-len(key)]; !strings.HasSuffix(before, ",") && !strings.HasSuffix(before, "{") {
 		return "", job, true
 	}
-	if raw := head[i+1 : end]; plainJSONString(raw) {
-		return raw, job, true // what json.Unmarshal gives, without its allocations
-	}
-	if err := json.Unmarshal([]byte(head[i:end+1]), &uid); err != nil {
+	if err := DecodeString(json.RawMessage(head[i:end+1]), &uid); err != nil {
 		return "", job, true
 	}
 	return uid, job, true
-}
-
-// plainJSONString reports whether s, the inside of a JSON string, decodes to itself: no
-// escapes, no control characters, valid UTF-8.
-func plainJSONString(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '\\' || c == '"' {
-			return false
-		}
-	}
-	return utf8.ValidString(s)
 }
 
 // jobSuffixAt reads the job fields BuildItem puts at an item's end
