@@ -21,6 +21,9 @@ run ./internal/app 'InitialSync100k|ResyncUnchanged100k|BareWalkDirLstat100k' 3x
 run ./internal/watch 'Place100k|Events1000|Rewalk100k|BareWalkDirLstat100k' 3x
 # Ingest: 100k documents per op. Search: p50/p95/p99 of 1,000 queries of each kind.
 run ./internal/search 'Ingest' 1x
+# The files index's part of a first sync (100k new documents, BeginLoad to end) against the
+# least an SQLite index with full text writes for the same documents, in the same run.
+run ./internal/search 'FirstLoadVsSQLiteFloor100k' 1x
 run ./internal/search 'EmbeddedSearch' 1000x
 # Search with snippets and facets: 100k files and 1M chunks (embedded), the same files
 # and the first 100k chunks (Meilisearch, SEARCH_BENCH_MEILI_CHUNKS), in the same run.
