@@ -51,14 +51,7 @@ func BenchmarkEmbeddedHop(b *testing.B) {
 	var cpu time.Duration
 	for b.Loop() {
 		b.StopTimer()
-		ix, err := OpenEmbedded(filepath.Join(b.TempDir(), "index.db"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		files := WithFileDocuments(ix, "archive").Files()
-		if err := files.Configure(ctx, hopSettings); err != nil {
-			b.Fatal(err)
-		}
+		ix, files := openHopIndex(b)
 		for chunk := range slices.Chunk(before, 1000) {
 			if err := files.Upsert(ctx, chunk); err != nil {
 				b.Fatal(err)
@@ -81,6 +74,21 @@ func BenchmarkEmbeddedHop(b *testing.B) {
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N)/hopN*1e6, "µs/hop")
 	// CPU time is steadier than wall time on a shared machine.
 	b.ReportMetric(cpu.Seconds()/float64(b.N)/hopN*1e6, "cpu-µs/hop")
+}
+
+// openHopIndex opens an embedded index in a temporary directory, its files collection set up
+// as a daemon with one module has it (hopSettings, documents through PrepareFile).
+func openHopIndex(b *testing.B) (Index, Collection) {
+	b.Helper()
+	ix, err := OpenEmbedded(filepath.Join(b.TempDir(), "index.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	files := WithFileDocuments(ix, "archive").Files()
+	if err := files.Configure(b.Context(), hopSettings); err != nil {
+		b.Fatal(err)
+	}
+	return ix, files
 }
 
 // processCPU is the user and system CPU time this process used so far.

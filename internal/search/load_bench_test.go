@@ -46,14 +46,7 @@ func BenchmarkFirstLoadVsSQLiteFloor100k(b *testing.B) {
 	var indexCPU, floorCPU time.Duration
 	for b.Loop() {
 		b.StopTimer()
-		ix, err := OpenEmbedded(filepath.Join(b.TempDir(), "index.db"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		files := WithFileDocuments(ix, "archive").Files()
-		if err := files.Configure(ctx, hopSettings); err != nil {
-			b.Fatal(err)
-		}
+		ix, files := openHopIndex(b)
 		floor := openSQLiteFloor(b, filepath.Join(b.TempDir(), "floor.db"))
 		b.StartTimer()
 
