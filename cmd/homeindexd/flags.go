@@ -24,11 +24,10 @@ func newFlags(e env, name, synopsis string) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses and maps flag errors.
+// parseFlags parses and maps flag errors. On --help, Parse has printed the usage already.
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	err := fs.Parse(args)
 	if errors.Is(err, flag.ErrHelp) {
-		fs.Usage()
 		return errHelp
 	}
 	if err != nil {
