@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/rs/zerolog"
@@ -22,7 +23,16 @@ const (
 // serves h until SIGTERM or SIGINT, and exits with ExitOK after a clean stop. A uid that
 // disagrees with MODULES is logged as "fatal mis-configuration" and exits with ExitFatal;
 // invalid environment values are all listed and exit with ExitConfig.
+//
+// With -h, -help or --help as its first argument it prints the variables it reads (PrintHelp)
+// and exits with ExitOK.
 func Main(h Handler) {
+	if HelpAsked(os.Args[1:]) {
+		if PrintHelp(os.Stdout, filepath.Base(os.Args[0]), "") != nil {
+			os.Exit(ExitFatal)
+		}
+		os.Exit(ExitOK)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, h, os.Getenv, os.Stderr)
 	stop()

@@ -16,6 +16,13 @@ import (
 )
 
 func main() {
+	if sdk.HelpAsked(os.Args[1:]) {
+		_ = sdk.PrintHelp(os.Stdout, "media-module [inspect FILE...]",
+			"Reads photo EXIF, audio tags and durations, and video through ffprobe. With inspect,\n"+
+				"prints what it reads from each FILE as a JSON line, without Redis or a daemon.",
+			sdk.EnvVar{Name: "FFPROBE", Meaning: "the ffprobe binary (default: looked up in PATH; without it, videos get no fields)"})
+		return
+	}
 	m := media.New(media.Config{FFprobe: os.Getenv("FFPROBE")})
 	if len(os.Args) > 1 && os.Args[1] == "inspect" {
 		os.Exit(m.Inspect(context.Background(), os.Args[2:], os.Stdout))

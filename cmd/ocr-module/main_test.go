@@ -42,3 +42,20 @@ func TestStartChecks(t *testing.T) {
 		}
 	}
 }
+
+// --help prints every variable the module reads and exits 0, even without tesseract or an
+// environment: it is answered before the start checks.
+func TestHelp(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(os.Args[0], "--help")
+	cmd.Env = []string{runAsModule + "=1", "PATH=/nonexistent"}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("--help: %v", err)
+	}
+	for _, want := range []string{"usage: ocr-module", "MODULE_NAME", "REDIS_HOST", "OCR_LANGUAGES", "OCR_MAX_PIXELS"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("--help lacks %q:\n%s", want, out)
+		}
+	}
+}
