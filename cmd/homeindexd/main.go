@@ -62,7 +62,7 @@ func init() {
 	commands = []command{
 		{"run", "start-up sync, then a sync on every cron tick (default)", cmdRun},
 		{"sync", "run one sync, print its counts and exit", cmdSync},
-		{"search", "search the index: search [--filter F] [--sort S] [--limit N] [--json] [QUERY]", cmdSearch},
+		{"search", "search the index: search [WORDS] [--filter F] [--sort S] [--limit N] [--facets] [--json]", cmdSearch},
 		{"healthcheck", "probe the running daemon's /readyz (exit 0 or 1)", cmdHealthcheck},
 		{"status", "where every module, drive and sync stands (running daemon): status [--json]", cmdStatus},
 		{"failed", "list parked jobs and quarantined results: failed [--module M]; failed clear [--module M]", cmdFailed},
