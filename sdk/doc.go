@@ -15,19 +15,10 @@
 //
 // # Environment
 //
-//	MODULE_NAME (QUEUE_NAME)  required; the name in MODULES and the queue key prefix
-//	MODULE_UID                this build's uid; items carrying another uid are set aside
-//	MODULES                   the daemon's YAML list; if set, it must give this module MODULE_UID
-//	                          (else "fatal mis-configuration", exit 1)
-//	REDIS_HOST                redis (default), host:port, redis://[user:pass@]host:port[/db],
-//	                          rediss://... (REDIS_TLS_CA_FILE), http://host:port
-//	TIMEOUT                   seconds per check and per run (30; decimals allowed)
-//	WORKER_ID                 identity in share rotations (a random UUID)
-//	RESOURCE_SHARES           YAML list of {name, seconds}; invalid YAML is an error, exit 2
-//	METADATA_DIRECTORY        /home-index/metadata
-//	FILES_DIRECTORY           /files
-//	UID_RETRY_SECONDS         how long an item with another uid is set aside (600)
-//	LOGGING_LEVEL, LOG_FORMAT info (Python names such as WARNING too); json or console
+// Environment lists the variables LoadConfig reads (MODULE_NAME, MODULE_UID, MODULES,
+// REDIS_HOST, TIMEOUT, WORKER_ID, RESOURCE_SHARES, METADATA_DIRECTORY, FILES_DIRECTORY,
+// UID_RETRY_SECONDS, LOGGING_LEVEL, LOG_FORMAT...) with their defaults; a module built on Main
+// prints that list for --help, and PrintHelp adds a module's own variables to it.
 //
 // # Protocol
 //

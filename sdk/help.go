@@ -12,21 +12,22 @@ type EnvVar struct {
 	Name, Meaning string
 }
 
-// Environment is what every module's process reads from its environment (LoadConfig).
+// Environment is what every module's process reads from its environment (LoadConfig), with
+// the defaults; invalid values are all listed and exit 2 (Main).
 func Environment() []EnvVar {
 	return []EnvVar{
-		{EnvModuleName, "the module's name: its queue keys and its metadata subdirectory (required; alias " + EnvQueueName + ")"},
+		{EnvModuleName, "required; the name in MODULES and the queue key prefix (alias " + EnvQueueName + ")"},
 		{EnvModuleUID, "this build's uid; items carrying another uid are set aside"},
-		{EnvModules, "the daemon's module list; when set, it must name this module with MODULE_UID"},
-		{EnvRedisHost, "Redis as host:port, redis:// or rediss:// (default " + DefaultRedisHost + ")"},
+		{EnvModules, "the daemon's YAML list; if set, it must give this module MODULE_UID (else \"fatal mis-configuration\", exit 1)"},
+		{EnvRedisHost, DefaultRedisHost + " (default), host:port, redis://[user:pass@]host:port[/db], rediss://... (" + EnvRedisTLSCAFile + "), http://host:port"},
 		{EnvRedisTLSCAFile, "PEM bundle that verifies a rediss:// server (default: the system's roots)"},
-		{EnvTimeout, fmt.Sprintf("seconds a check or a run may take (default %.0f)", DefaultTimeout.Seconds())},
-		{EnvWorkerID, "this worker's name in resource-share rotations (default: random)"},
-		{EnvResourceShares, "resource-share groups a run must hold a token of every one of"},
+		{EnvTimeout, fmt.Sprintf("seconds per check and per run (default %.0f; decimals allowed)", DefaultTimeout.Seconds())},
+		{EnvWorkerID, "identity in share rotations (default: a random UUID)"},
+		{EnvResourceShares, "YAML list of {name, seconds}: a run starts only while this worker holds each group's token"},
 		{EnvMetadataDir, "the metadata directory (default " + DefaultMetadataDir + ")"},
 		{EnvFilesDir, "the root documents' paths are relative to (default " + DefaultFilesDir + ")"},
-		{EnvUIDRetrySeconds, fmt.Sprintf("seconds an item with another uid waits before it is offered again (default %.0f)", DefaultUIDRetry.Seconds())},
-		{EnvLoggingLevel, "debug, info, warn or error (default " + defaultLoggingLevel + ")"},
+		{EnvUIDRetrySeconds, fmt.Sprintf("how long an item with another uid is set aside (default %.0f)", DefaultUIDRetry.Seconds())},
+		{EnvLoggingLevel, "debug, info, warn or error, Python names such as WARNING too (default " + defaultLoggingLevel + ")"},
 		{EnvLogFormat, "json (default) or console"},
 	}
 }
