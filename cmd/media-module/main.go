@@ -20,10 +20,10 @@ func main() {
 		_ = sdk.PrintHelp(os.Stdout, "media-module [inspect FILE...]",
 			"Reads photo EXIF, audio tags and durations, and video through ffprobe. With inspect,\n"+
 				"prints what it reads from each FILE as a JSON line, without Redis or a daemon.",
-			sdk.EnvVar{Name: "FFPROBE", Meaning: "the ffprobe binary (default: looked up in PATH; without it, videos get no fields)"})
+			sdk.EnvVar{Name: media.EnvFFprobe, Meaning: "the ffprobe binary (default: looked up in PATH; without it, videos get no fields)"})
 		return
 	}
-	m := media.New(media.Config{FFprobe: os.Getenv("FFPROBE")})
+	m := media.New(media.Config{FFprobe: os.Getenv(media.EnvFFprobe)})
 	if len(os.Args) > 1 && os.Args[1] == "inspect" {
 		os.Exit(m.Inspect(context.Background(), os.Args[2:], os.Stdout))
 	}

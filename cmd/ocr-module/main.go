@@ -7,7 +7,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"time"
 
@@ -16,20 +15,11 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// environment is what the module reads beside the SDK's variables, for --help.
-var environment = []sdk.EnvVar{
-	{Name: ocr.EnvLanguages, Meaning: "tesseract languages, \"+\" or \",\" separated (default eng)"},
-	{Name: ocr.EnvMaxPages, Meaning: fmt.Sprintf("pages read per file at most (default %d)", ocr.DefaultMaxPages)},
-	{Name: ocr.EnvDPI, Meaning: fmt.Sprintf("resolution PDF pages are drawn at (default %d)", ocr.DefaultDPI)},
-	{Name: ocr.EnvPageTimeout, Meaning: "seconds one page may take (default: the job's TIMEOUT)"},
-	{Name: ocr.EnvMaxPixels, Meaning: fmt.Sprintf("largest image or drawn page, in pixels (default %d)", ocr.DefaultMaxPixels)},
-}
-
 func main() {
 	// Before the tesseract probe: --help answers where tesseract is not installed.
 	if sdk.HelpAsked(os.Args[1:]) {
 		_ = sdk.PrintHelp(os.Stdout, "ocr-module", "Reads the text of photos, scans and PDF pages without a text layer with tesseract\n"+
-			"(Debian: tesseract-ocr, and poppler-utils for PDFs).", environment...)
+			"(Debian: tesseract-ocr, and poppler-utils for PDFs).", ocr.Environment()...)
 		return
 	}
 	log := zerolog.New(os.Stderr).With().Timestamp().Str("module", "ocr").Logger()

@@ -63,19 +63,11 @@ type embeddedIndex struct {
 // OpenEmbedded opens (creating if needed) the embedded index stored in the SQLite file at
 // path. It is safe for concurrent use; one process should own the file.
 func OpenEmbedded(path string) (Index, error) {
-	abs, err := filepath.Abs(path)
+	writerDSN, readerDSN, err := embeddedDSNs(path)
 	if err != nil {
 		return nil, fmt.Errorf("open embedded index: %w", err)
 	}
-	// An SQLite URI: escape the characters that would end the path.
-	uri := "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(abs)
-	pragmas := fmt.Sprintf("?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"+
-		"&_pragma=cache_size(%d)&_pragma=temp_store(MEMORY)&_pragma=%s", embeddedBusyTimeoutMS, -embeddedCacheKiB,
-		sqlitedb.WALCheckpointPragma)
-	// The writer reads through its page cache alone: a memory map would make every page an
-	// ingest touches resident in this process (peak RSS growing with the index), where the
-	// cache bounds it.
-	writer := sqlitedb.Open(uri + pragmas + "&_pragma=mmap_size(0)&_txlock=immediate")
+	writer := sqlitedb.Open(writerDSN)
 	writer.SetMaxOpenConns(1)
 	ix := &embeddedIndex{writer: writer, table: newFileTable()}
 	ix.bgCtx, ix.bgCancel = context.WithCancel(context.Background())
@@ -83,7 +75,7 @@ func OpenEmbedded(path string) (Index, error) {
 		writer.Close()
 		return nil, fmt.Errorf("open embedded index %s: %w", path, err)
 	}
-	reader := sqlitedb.Open(uri + pragmas + fmt.Sprintf("&_pragma=mmap_size(%d)&_query_only=1", embeddedMmapBytes))
+	reader := sqlitedb.Open(readerDSN)
 	reader.SetMaxOpenConns(max(embeddedReaders, runtime.GOMAXPROCS(0)))
 	reader.SetMaxIdleConns(max(embeddedReaders, runtime.GOMAXPROCS(0)))
 	ix.reader = reader
@@ -96,6 +88,26 @@ func OpenEmbedded(path string) (Index, error) {
 		}
 	}
 	return ix, nil
+}
+
+// embeddedDSNs returns the data source names of the embedded index's writer and of its
+// readers for the SQLite file at path.
+func embeddedDSNs(path string) (writer, reader string, err error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", "", err
+	}
+	// An SQLite URI: escape the characters that would end the path.
+	uri := "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(abs)
+	pragmas := fmt.Sprintf("?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"+
+		"&_pragma=cache_size(%d)&_pragma=temp_store(MEMORY)&_pragma=%s", embeddedBusyTimeoutMS, -embeddedCacheKiB,
+		sqlitedb.WALCheckpointPragma)
+	// The writer reads through its page cache alone: a memory map would make every page an
+	// ingest touches resident in this process (peak RSS growing with the index), where the
+	// cache bounds it.
+	writer = uri + pragmas + "&_pragma=mmap_size(0)&_txlock=immediate"
+	reader = uri + pragmas + fmt.Sprintf("&_pragma=mmap_size(%d)&_query_only=1", embeddedMmapBytes)
+	return writer, reader, nil
 }
 
 func (ix *embeddedIndex) createSchema() error {

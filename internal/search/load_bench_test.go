@@ -88,8 +88,11 @@ func BenchmarkFirstLoadVsSQLiteFloor100k(b *testing.B) {
 // index with full text needs: a row per document and a contentless FTS5 table.
 func openSQLiteFloor(b *testing.B, path string) *sql.DB {
 	b.Helper()
-	db := sqlitedb.Open("file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)" +
-		"&_pragma=cache_size(-16384)&_pragma=mmap_size(0)&_pragma=" + sqlitedb.WALCheckpointPragma + "&_txlock=immediate")
+	dsn, _, err := embeddedDSNs(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	db := sqlitedb.Open(dsn) // the embedded index writer's pragmas
 	db.SetMaxOpenConns(1)
 	for _, s := range []string{
 		`CREATE TABLE docs (seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, doc TEXT NOT NULL)`,
@@ -112,7 +115,7 @@ func writeSQLiteFloor(b *testing.B, db *sql.DB, ids []string, docs []json.RawMes
 			b.Fatal(err)
 		}
 		for i := lo; i < min(lo+batch, len(ids)); i++ {
-			res, err := tx.Exec(`INSERT INTO docs(id, doc) VALUES (?, ?)`, ids[i], []byte(docs[i]))
+			res, err := tx.Exec(`INSERT INTO docs(id, doc) VALUES (?, ?)`, ids[i], docs[i])
 			if err != nil {
 				b.Fatal(err)
 			}

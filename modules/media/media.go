@@ -49,6 +49,9 @@ const (
 const maxHeaderRead = 16 << 20
 
 // Config configures a Module.
+// EnvFFprobe names the ffprobe binary for the module's process (cmd/media-module).
+const EnvFFprobe = "FFPROBE"
+
 type Config struct {
 	// FFprobe is the ffprobe binary; "" looks it up in PATH. When there is none, video is
 	// declined by Check.

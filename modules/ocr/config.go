@@ -10,23 +10,38 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/homeindex/homeindex/sdk"
 )
 
-// Environment variables the module reads (beside the SDK's).
+// Environment variables the module reads (beside the SDK's); Environment describes them.
 const (
-	EnvLanguages   = "OCR_LANGUAGES"    // languages, "+" or "," separated (default eng)
-	EnvMaxPages    = "OCR_MAX_PAGES"    // pages read per file at most (default 200)
-	EnvDPI         = "OCR_DPI"          // resolution PDF pages are drawn at (default 300)
-	EnvPageTimeout = "OCR_PAGE_TIMEOUT" // seconds one page may take (default: the job's TIMEOUT)
-	EnvMaxPixels   = "OCR_MAX_PIXELS"   // largest image or drawn page, in pixels (default 60000000)
+	EnvLanguages   = "OCR_LANGUAGES"
+	EnvMaxPages    = "OCR_MAX_PAGES"
+	EnvDPI         = "OCR_DPI"
+	EnvPageTimeout = "OCR_PAGE_TIMEOUT"
+	EnvMaxPixels   = "OCR_MAX_PIXELS"
 )
 
 // Defaults of Config.
 const (
+	DefaultLanguage  = "eng"
 	DefaultMaxPages  = 200
 	DefaultDPI       = 300
 	DefaultMaxPixels = 60_000_000
 )
+
+// Environment describes the variables the module reads beside the SDK's, with their defaults,
+// for its --help (sdk.PrintHelp).
+func Environment() []sdk.EnvVar {
+	return []sdk.EnvVar{
+		{Name: EnvLanguages, Meaning: `tesseract languages, "+" or "," separated (default ` + DefaultLanguage + ")"},
+		{Name: EnvMaxPages, Meaning: fmt.Sprintf("pages read per file at most (default %d)", DefaultMaxPages)},
+		{Name: EnvDPI, Meaning: fmt.Sprintf("resolution PDF pages are drawn at (default %d)", DefaultDPI)},
+		{Name: EnvPageTimeout, Meaning: "seconds one page may take (default: the job's TIMEOUT)"},
+		{Name: EnvMaxPixels, Meaning: fmt.Sprintf("largest image or drawn page, in pixels (default %d)", DefaultMaxPixels)},
+	}
+}
 
 // Config configures the module.
 type Config struct {
@@ -48,7 +63,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	var problems []string
 	langs := strings.FieldsFunc(getenv(EnvLanguages), func(r rune) bool { return r == '+' || r == ',' || r == ' ' })
 	if len(langs) == 0 {
-		langs = []string{"eng"}
+		langs = []string{DefaultLanguage}
 	}
 	for _, l := range langs {
 		if !langRE.MatchString(l) {

@@ -55,7 +55,7 @@ func New(cfg Config) *Module {
 	look(&cfg.PDFToPPM, "pdftoppm")
 	look(&cfg.PDFInfo, "pdfinfo")
 	if len(cfg.Languages) == 0 {
-		cfg.Languages = []string{"eng"}
+		cfg.Languages = []string{DefaultLanguage}
 	}
 	if cfg.MaxPages <= 0 {
 		cfg.MaxPages = DefaultMaxPages
