@@ -54,7 +54,7 @@ func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage)
 	c.mu.RLock()
 	s := c.settings
 	c.mu.RUnlock()
-	prepared, err := prepareUpserts(parsed, s.spec())
+	prepared, err := prepareUpserts(parsed, s.spec(), c.keyedSorts(s))
 	if err != nil {
 		return fmt.Errorf("upsert %s: %w", c.name, err)
 	}
@@ -65,13 +65,13 @@ func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage)
 	defer c.ix.writeMu.Unlock()
 	if !settingsEqual(s, c.settings) { // stable now: changes need ix.writeMu
 		s = c.settings
-		if prepared, err = prepareUpserts(parsed, s.spec()); err != nil {
+		if prepared, err = prepareUpserts(parsed, s.spec(), c.keyedSorts(s)); err != nil {
 			return fmt.Errorf("upsert %s: %w", c.name, err)
 		}
 	}
 	// Plain tx.ExecContext: the writer's connection keeps these statements prepared
 	// (internal/sqlitedb), where a tx.Prepare would parse them again on every call.
-	fs := newFacetSQL(c.name+"_docs", s.spec().declared())
+	fs := newFacetSQL(c.name+"_docs", s.spec().declared(), c.keyedSorts(s))
 	ftsDel := `DELETE FROM ` + c.name + `_fts WHERE rowid = ?`
 	ftsIns := `INSERT INTO ` + c.name + `_fts(rowid, text) VALUES (?, ?)`
 	// A first load's documents are almost all new (loading is stable under ix.writeMu): each is
@@ -167,21 +167,23 @@ var upsertPrepared func()
 type upsertDoc struct {
 	parsedDoc
 	facets map[string][]byte
-	blobs  []any // facets as JSONB, one per declared column (facetBlobs)
+	blobs  []any // facets as JSONB, one per declared column (facetBlobs), then the sort keys
 	text   string
 	hash   int64
 }
 
-// prepareUpserts computes the documents' facets and text for spec, on every core for a large
-// batch.
-func prepareUpserts(docs []parsedDoc, spec facetSpec) ([]upsertDoc, error) {
+// prepareUpserts computes the documents' facets, sort keys (of keyed) and text for spec, on
+// every core for a large batch.
+func prepareUpserts(docs []parsedDoc, spec facetSpec, keyed []string) ([]upsertDoc, error) {
 	out := make([]upsertDoc, len(docs))
 	errs := make([]error, len(docs))
 	inParallel(len(docs), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			d := upsertDoc{parsedDoc: docs[i]}
-			d.facets = flatFacets(d.value, spec)
+			var keys []any
+			d.facets, keys = flatFacetsKeyed(d.value, spec, keyed)
 			d.blobs, errs[i] = facetBlobs(d.facets, spec.declared())
+			d.blobs = append(d.blobs, keys...)
 			d.text = searchText(d.value)
 			d.hash = textHash(d.text)
 			out[i] = d
@@ -422,7 +424,7 @@ func (c *embeddedCollection) Search(ctx context.Context, q Query) (Result, error
 	declared := settings.spec().declared()
 	var order []string
 	for _, k := range keys {
-		order = append(order, k.orderTerms(!sortWalk, declared)...)
+		order = append(order, k.orderTerms(!sortWalk, declared, c.keyedSorts(settings))...)
 	}
 	switch {
 	case match != "":
@@ -547,7 +549,7 @@ func storedFacets(ctx context.Context, tx writeTx, fs *facetSQL, docs []upsertDo
 	var seq int64
 	var textHash sql.NullInt64
 	var id string
-	cols := make([]sql.RawBytes, len(fs.declared))
+	cols := make([]sql.RawBytes, len(fs.columns))
 	dest := make([]any, 0, len(cols)+3)
 	dest = append(dest, &seq, &textHash)
 	for i := range cols {

@@ -8,28 +8,35 @@ import (
 )
 
 // facetSQL builds the statements that read and write a collection's facet columns (one per
-// declared attribute, see facets.go) for one set of settings.
+// declared attribute, see facets.go) and sort key columns (two per keyed attribute, see
+// sortkeys.go) for one set of settings.
 type facetSQL struct {
-	table    string // <collection>_docs
-	declared []string
-	ins      string
+	table string // <collection>_docs
+	// columns are the quoted names of the facet columns (declared's order), then of the sort
+	// key columns (sortColumns' order): the values a document's write binds (upsertDoc.blobs).
+	columns []string
+	ins     string
 	// insNew inserts a row unless its id is stored (a first load's insert-first, see Upsert).
 	insNew string
-	// selMany reads seq, text_hash, the facet columns and id of the rows whose ids a JSON
-	// array lists.
+	// selMany reads seq, text_hash, the columns and id of the rows whose ids a JSON array
+	// lists.
 	selMany string
 	upd     map[string]string // UPDATE statements by changed-column mask
 }
 
-func newFacetSQL(table string, declared []string) *facetSQL {
-	f := &facetSQL{table: table, declared: declared, upd: map[string]string{}}
+func newFacetSQL(table string, declared, keyed []string) *facetSQL {
+	f := &facetSQL{table: table, upd: map[string]string{}}
+	for _, a := range declared {
+		f.columns = append(f.columns, facetColumn(a))
+	}
+	f.columns = append(f.columns, sortColumns(keyed)...)
 	var sel, cols, ph strings.Builder
 	sel.WriteString("SELECT seq, text_hash")
-	for _, a := range declared {
-		// The stored JSONB is compared with the JSONB of the new facets (facetBlobs), so an
+	for _, c := range f.columns {
+		// The stored values are compared with the new ones (facetBlobs, sort keys), so an
 		// unchanged column is left alone.
-		sel.WriteString(", " + facetColumn(a))
-		cols.WriteString(", " + facetColumn(a))
+		sel.WriteString(", " + c)
+		cols.WriteString(", " + c)
 		ph.WriteString(", ?")
 	}
 	f.selMany = sel.String() + ", id FROM " + table + " WHERE id IN (SELECT value FROM json_each(?))"
@@ -73,7 +80,7 @@ func (f *facetSQL) update(changed []bool, newHash *int64) string {
 	}
 	for i, c := range changed {
 		if c {
-			b.WriteString(", " + facetColumn(f.declared[i]) + " = ?")
+			b.WriteString(", " + f.columns[i] + " = ?")
 		}
 	}
 	b.WriteString(" WHERE seq = ?")

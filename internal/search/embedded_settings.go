@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 )
 
 // normalizeSettings validates attribute names and returns the settings sorted and without
@@ -63,7 +62,42 @@ func (c *embeddedCollection) loadSettings() error {
 		return fmt.Errorf("load %s settings: %w", c.name, err)
 	}
 	c.settings = s
-	return c.migrateFlat()
+	if err := c.migrateFlat(); err != nil {
+		return err
+	}
+	return c.migrateSortKeys()
+}
+
+// migrateSortKeys adds the sort key columns (sortkeys.go) to a database written before them,
+// computing every document's keys, and replaces its sort expression indexes by indexes on
+// them; nothing needs re-sending. It reads each stored document once: about as long as a
+// settings change.
+func (c *embeddedCollection) migrateSortKeys() error {
+	keyed := c.keyedSorts(c.settings)
+	if len(keyed) == 0 {
+		return nil
+	}
+	ctx := context.Background()
+	have, err := keptColumns(ctx, c.ix.writer, c.name+"_docs")
+	if err != nil {
+		return fmt.Errorf("migrate %s: %w", c.name, err)
+	}
+	missing := false
+	for _, col := range sortColumns(keyed) {
+		missing = missing || !have[col]
+	}
+	if !missing {
+		return nil
+	}
+	tx, err := c.ix.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migrate %s: %w", c.name, err)
+	}
+	defer tx.Rollback()
+	if err := c.applySettings(ctx, tx, c.settings); err != nil {
+		return fmt.Errorf("migrate %s: %w", c.name, err)
+	}
+	return tx.Commit()
 }
 
 // migrateFlat moves a database written before the facet columns (one "flat" column holding
@@ -146,10 +180,10 @@ func (c *embeddedCollection) applySettings(ctx context.Context, tx *sql.Tx, s Se
 	if err := c.dropIndexes(ctx, tx, want); err != nil {
 		return err
 	}
-	if err := c.syncColumns(ctx, tx, s.spec().declared()); err != nil {
+	if err := c.syncColumns(ctx, tx, s.spec().declared(), c.keyedSorts(s)); err != nil {
 		return err
 	}
-	if err := c.refacet(ctx, tx, s.spec()); err != nil {
+	if err := c.refacet(ctx, tx, s.spec(), c.keyedSorts(s)); err != nil {
 		return err
 	}
 	have, err := c.indexNames(ctx, tx)
@@ -172,48 +206,59 @@ func createIndexes(ctx context.Context, tx *sql.Tx, want map[string]string, have
 	return nil
 }
 
-// syncColumns adds a facet column per declared attribute and drops the others.
-func (c *embeddedCollection) syncColumns(ctx context.Context, tx *sql.Tx, declared []string) error {
-	rows, err := tx.QueryContext(ctx, `SELECT name FROM pragma_table_info(?) WHERE name LIKE 'f:%'`, c.name+"_docs")
+// syncColumns adds a facet column per declared attribute and the sort key columns of keyed,
+// and drops the others.
+func (c *embeddedCollection) syncColumns(ctx context.Context, tx *sql.Tx, declared, keyed []string) error {
+	have, err := keptColumns(ctx, tx, c.name+"_docs")
 	if err != nil {
 		return err
 	}
-	have := map[string]bool{}
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			rows.Close()
-			return err
-		}
-		have[strings.TrimPrefix(n, "f:")] = true
-	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return err
-	}
+	want := sortColumns(keyed)
 	for _, a := range declared {
-		if have[a] {
-			delete(have, a)
+		want = append(want, facetColumn(a))
+	}
+	for _, col := range want {
+		if have[col] {
+			delete(have, col)
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, `ALTER TABLE `+c.name+`_docs ADD COLUMN `+facetColumn(a)+` BLOB`); err != nil {
+		if _, err := tx.ExecContext(ctx, `ALTER TABLE `+c.name+`_docs ADD COLUMN `+col+` BLOB`); err != nil {
 			return err
 		}
 	}
-	for a := range have {
-		if _, err := tx.ExecContext(ctx, `ALTER TABLE `+c.name+`_docs DROP COLUMN `+facetColumn(a)); err != nil {
+	for col := range have {
+		if _, err := tx.ExecContext(ctx, `ALTER TABLE `+c.name+`_docs DROP COLUMN `+col); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// keptColumns returns the quoted names of a docs table's facet and sort key columns.
+func keptColumns(ctx context.Context, q writeTx, table string) (map[string]bool, error) {
+	rows, err := q.QueryContext(ctx, `SELECT name FROM pragma_table_info(?) WHERE name LIKE 'f:%' OR name LIKE 's<:%' OR name LIKE 's>:%'`, table)
+	if err != nil {
+		return nil, err
+	}
+	have := map[string]bool{}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		have[`"`+n+`"`] = true
+	}
+	return have, errors.Join(rows.Err(), rows.Close())
+}
+
 // refacet recomputes the facet columns of every document, in pages by rowid.
-func (c *embeddedCollection) refacet(ctx context.Context, tx *sql.Tx, spec facetSpec) error {
-	fs := newFacetSQL(c.name+"_docs", spec.declared())
-	if len(fs.declared) == 0 {
+func (c *embeddedCollection) refacet(ctx context.Context, tx *sql.Tx, spec facetSpec, keyed []string) error {
+	fs := newFacetSQL(c.name+"_docs", spec.declared(), keyed)
+	if len(fs.columns) == 0 {
 		return nil
 	}
-	all := make([]bool, len(fs.declared))
+	all := make([]bool, len(fs.columns))
 	for i := range all {
 		all[i] = true
 	}
@@ -248,10 +293,12 @@ func (c *embeddedCollection) refacet(ctx context.Context, tx *sql.Tx, spec facet
 			if err := json.Unmarshal([]byte(r.doc), &v); err != nil {
 				return fmt.Errorf("document seq %d: %w", r.seq, err)
 			}
-			blobs, err := facetBlobs(flatFacets(v, spec), fs.declared)
+			facets, keys := flatFacetsKeyed(v, spec, keyed)
+			blobs, err := facetBlobs(facets, spec.declared())
 			if err != nil {
 				return fmt.Errorf("document seq %d: %w", r.seq, err)
 			}
+			blobs = append(blobs, keys...)
 			if _, err := tx.ExecContext(ctx, upd, updateArgs(r.doc, nil, blobs, all, r.seq)...); err != nil {
 				return err
 			}
@@ -306,7 +353,7 @@ var tableSorts = []string{FieldDate, "size", FieldSortName}
 // first load keeps (see indexDefs): facets with a few values across a whole library.
 var loadKeptValues = []string{FieldKind, FieldExtension, FieldDrive, FieldYear, FieldCamera}
 
-// sortIndexed reports whether attr, a sortable attribute, has a sort index.
+// sortIndexed reports whether attr, a sortable attribute, has a sort index now (keyedSorts).
 func (c *embeddedCollection) sortIndexed(attr string) bool {
 	if c.loading.Load() {
 		return false
@@ -317,8 +364,8 @@ func (c *embeddedCollection) sortIndexed(attr string) bool {
 // indexDefs returns the expression indexes the settings call for, by name. Per filterable
 // attribute: one on its single value, and a partial one listing the documents where it has
 // several values; together they let SQLite answer each condition (value test OR multi-value
-// test, see sqlWhere.cond) with a MULTI-INDEX OR. Per sortable attribute: one per direction,
-// matching sortKey.orderTerms.
+// test, see sqlWhere.cond) with a MULTI-INDEX OR. Per keyed sortable attribute: one on each of
+// its sort key columns (sortkeys.go), matching sortKey.orderTerms.
 //
 // The files collection keeps the filter indexes of tableFilters and the sort indexes of
 // tableSorts only. Its searches are answered by the in-memory file table (embedded_table.go),
@@ -354,24 +401,22 @@ func (c *embeddedCollection) indexDefs(s Settings) map[string]string {
 		f := col("f", a)
 		defs[name("m", a)] = fmt.Sprintf(`CREATE INDEX %q ON %s(%s) WHERE %s >= %d`, name("m", a), table, f, f, flagMulti)
 	}
-	for _, a := range s.Sortable {
+	for _, a := range c.keyedSorts(s) {
 		if !c.sortIndexed(a) {
 			continue
 		}
-		for kind, n := range map[string]string{"<": sortAsc, ">": sortDesc} {
-			terms := sortTerms(sortKeyOf(col("v", a), col(kind, a)), kind == ">")
-			defs[name(n, a)] = fmt.Sprintf(`CREATE INDEX %q ON %s(%s)`, name(n, a), table, strings.Join(terms, ", "))
-		}
+		defs[name(sortAsc, a)] = fmt.Sprintf(`CREATE INDEX %q ON %s(%s)`, name(sortAsc, a), table, sortColumn('<', a))
+		defs[name(sortDesc, a)] = fmt.Sprintf(`CREATE INDEX %q ON %s(%s)`, name(sortDesc, a), table, sortColumn('>', a))
 	}
 	return defs
 }
 
-// The kinds of the sort indexes in their names. Indexes named "a" and "d" read the sort keys
-// alone, which a single value no longer has (flatFacets): configuring an index that has them
-// drops them and builds these.
+// The kinds of the sort indexes in their names. Earlier versions had expression indexes over
+// the facet columns, named "a" and "d", then "sa" and "sd": an index that has them drops them
+// when its sort key columns are added (migrateSortKeys).
 const (
-	sortAsc  = "sa"
-	sortDesc = "sd"
+	sortAsc  = "ka"
+	sortDesc = "kd"
 )
 
 // indexName names the expression index of one kind ("v", "m", sortAsc, sortDesc) on an

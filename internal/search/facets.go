@@ -259,8 +259,15 @@ func (w *facetWalker) value(path string, v any, wanted bool) {
 // was a fifth of the index write. The stored column is compared with these bytes to tell
 // which columns a write changes, so the form must stay stable.
 func flatFacets(doc map[string]any, spec facetSpec) map[string][]byte {
+	facets, _ := flatFacetsKeyed(doc, spec, nil)
+	return facets
+}
+
+// flatFacetsKeyed is flatFacets that also returns the sort keys of the keyed attributes
+// (sortable, declared; see sortkeys.go): two per attribute, ready to bind.
+func flatFacetsKeyed(doc map[string]any, spec facetSpec, keyed []string) (map[string][]byte, []any) {
 	if spec.empty() {
-		return nil
+		return nil, nil
 	}
 	w := walkers.Get().(*facetWalker)
 	defer w.release()
@@ -304,8 +311,9 @@ func flatFacets(doc map[string]any, spec facetSpec) map[string][]byte {
 		lo = hi
 	}
 	w.buf, w.owners, w.ends = buf, owners, ends
+	keys := w.sortKeyValues(keyed)
 	if len(owners) == 0 {
-		return map[string][]byte{}
+		return map[string][]byte{}, keys
 	}
 	out := slices.Clone(buf)
 	enc := make(map[string][]byte, len(owners))
@@ -314,7 +322,7 @@ func flatFacets(doc map[string]any, spec facetSpec) map[string][]byte {
 		enc[o] = out[start:ends[i]:ends[i]]
 		start = ends[i]
 	}
-	return enc
+	return enc, keys
 }
 
 // facetKinds are the key kinds of a facet object, in byte order.

@@ -481,7 +481,7 @@ func sortedPage(ctx context.Context, tx *sql.Tx, c *embeddedCollection, keys []s
 	}
 	var order []string
 	for _, k := range keys {
-		order = append(order, k.orderTerms(!broad, declared)...)
+		order = append(order, k.orderTerms(!broad, declared, c.keyedSorts(c.settings))...)
 	}
 	order = append(order, "d.id")
 	rows, err := tx.QueryContext(ctx, "SELECT d.seq, d.doc FROM "+from+whereSQL+" ORDER BY "+strings.Join(order, ", ")+" LIMIT ? OFFSET ?",

@@ -2,6 +2,7 @@ package search
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -217,24 +218,30 @@ func parseSort(clauses []string, sortable []string) ([]sortKey, error) {
 	return keys, nil
 }
 
-// orderTerms returns the ORDER BY terms of one sort key. They match the expression indexes
-// of indexDefs, so a sorted query with a LIMIT can walk an index instead of sorting; with
-// noIndex, a unary + keeps the planner from doing so. Missing values come last; numbers come
-// before strings in both directions. declared lists the attributes with a facet column.
-func (k sortKey) orderTerms(noIndex bool, declared []string) []string {
+// orderTerms returns the ORDER BY terms of one sort key. For a keyed attribute (keyedSorts)
+// the term is its sort key column, which holds the whole order (sortkeys.go) and which the
+// sort indexes of indexDefs are on, so a sorted query with a LIMIT can walk an index instead
+// of sorting; with noIndex, a unary + keeps the planner from doing so. Other sortable paths
+// are read from the facet columns (sortTerms). Either way missing values come last and
+// numbers before strings in both directions. declared lists the attributes with a facet
+// column.
+func (k sortKey) orderTerms(noIndex bool, declared, keyed []string) []string {
 	plus := ""
 	if noIndex {
 		plus = "+"
 	}
-	kind := "<"
+	kind := byte('<')
 	if k.desc {
-		kind = ">"
+		kind = '>'
 	}
-	return sortTerms(plus+sortExpr(kind, k.attr, declared), k.desc)
+	if slices.Contains(keyed, k.attr) {
+		return []string{plus + "d." + sortColumn(kind, k.attr)}
+	}
+	return sortTerms(plus+sortExpr(string(kind), k.attr, declared), k.desc)
 }
 
 // sortTerms orders by the sort key x: missing values last, numbers before strings in both
-// directions. The sort indexes (indexDefs) are these terms, so a query can walk one.
+// directions.
 func sortTerms(x string, desc bool) []string {
 	if !desc {
 		return []string{x + " IS NULL", x}

@@ -196,7 +196,7 @@ func TestFacetOwnerAndChangedColumns(t *testing.T) {
 			t.Errorf("owner(%q) = %q, want %q", path, got, want)
 		}
 	}
-	fs := newFacetSQL("files_docs", []string{"next", "size", "type"})
+	fs := newFacetSQL("files_docs", []string{"next", "size", "type"}, nil)
 	stored := []sql.RawBytes{[]byte(`{"v:next":"m1"}`), []byte(`{"v:size":1}`), nil}
 	vals := []any{[]byte(`{"v:next":""}`), []byte(`{"v:size":1}`), nil} // fs.declared's order
 	ch := changed(stored, vals)

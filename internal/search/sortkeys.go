@@ -1,0 +1,135 @@
+package search
+
+import (
+	"encoding/binary"
+	"math"
+	"slices"
+)
+
+// Sort key columns. Each sortable attribute with a sort index (keyedSorts) has two BLOB
+// columns beside its facet column, "s<:attr" and "s>:attr", holding its ascending and
+// descending sort keys encoded so that SQLite's plain byte comparison of BLOBs gives the
+// whole order sortKey.orderTerms defines: numbers first, then strings, missing values last,
+// in both directions. A sort index is then one column, built at the end of a first load by
+// comparing bytes, where an expression index evaluated json_extract on every comparison
+// input and compared three terms (missing, type, value); the keys are computed in Go
+// beside the facets, on every core.
+//
+// A key is one type byte, then the value:
+//
+//	0x01 number: the float64's bits made order-preserving (sign flipped, negatives inverted),
+//	     big-endian; inverted for the descending key
+//	0x02 string: its bytes; for the descending key, escaped (0x00 as 0x00 0xFF), ended by
+//	     0x00 0x01 so that no key is a prefix of another, then inverted
+//	0x03 missing (no value)
+const (
+	sortKeyNumber  = 0x01
+	sortKeyString  = 0x02
+	sortKeyMissing = 0x03
+)
+
+// sortColumn is the quoted name of attr's sort key column, kind '<' (ascending) or '>'.
+func sortColumn(kind byte, attr string) string { return `"s` + string(kind) + `:` + attr + `"` }
+
+// appendSortKey appends the ascending or descending sort key of a path's values (sorted, as
+// flatFacets leaves them): its single value, else its smallest number (or string) ascending
+// and its largest descending (sortKeys); f nil or empty: missing.
+func appendSortKey(b []byte, f *facet, desc bool) []byte {
+	switch {
+	case f == nil || len(f.nums)+len(f.strs) == 0:
+		return append(b, sortKeyMissing)
+	case len(f.nums) > 0:
+		x := f.nums[0]
+		if desc {
+			x = f.nums[len(f.nums)-1]
+		}
+		return appendNumberKey(b, x, desc)
+	default:
+		s := f.strs[0]
+		if desc {
+			s = f.strs[len(f.strs)-1]
+		}
+		return appendStringKey(b, s, desc)
+	}
+}
+
+func appendNumberKey(b []byte, x float64, desc bool) []byte {
+	if x == 0 {
+		x = 0 // -0 sorts as 0, as SQLite compares them
+	}
+	u := math.Float64bits(x)
+	if u>>63 == 1 {
+		u = ^u
+	} else {
+		u |= 1 << 63
+	}
+	if desc {
+		u = ^u
+	}
+	return binary.BigEndian.AppendUint64(append(b, sortKeyNumber), u)
+}
+
+func appendStringKey(b []byte, s string, desc bool) []byte {
+	b = append(b, sortKeyString)
+	if !desc {
+		return append(b, s...)
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0 {
+			b = append(b, 0xFF, 0x00)
+		} else {
+			b = append(b, ^s[i])
+		}
+	}
+	return append(b, 0xFF, 0xFE)
+}
+
+// sortKeyValues appends, for each keyed attribute in order, its ascending and descending keys
+// (in the walker w, after flatFacets' walk) to buf, and returns them ready to bind.
+func (w *facetWalker) sortKeyValues(keyed []string) []any {
+	if len(keyed) == 0 {
+		return nil
+	}
+	buf := make([]byte, 0, 2*len(keyed)*12)
+	ends := make([]int, 0, 2*len(keyed))
+	for _, a := range keyed {
+		f := w.facets[a]
+		buf = appendSortKey(buf, f, false)
+		ends = append(ends, len(buf))
+		buf = appendSortKey(buf, f, true)
+		ends = append(ends, len(buf))
+	}
+	out := make([]any, len(ends))
+	start := 0
+	for i, e := range ends {
+		out[i] = buf[start:e:e]
+		start = e
+	}
+	return out
+}
+
+// keyedSorts returns the sortable attributes of s that have sort key columns and sort
+// indexes: in the files collection those of tableSorts, elsewhere all of them. (Whether the
+// indexes exist now is sortIndexed: a first load builds them at its end.)
+func (c *embeddedCollection) keyedSorts(s Settings) []string {
+	if c.name != filesCollection {
+		return s.Sortable
+	}
+	var out []string
+	for _, a := range s.Sortable {
+		if slices.Contains(tableSorts, a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// sortColumns returns the quoted names of the sort key columns of keyed, in the order of
+// sortKeyValues.
+func sortColumns(keyed []string) []string {
+	out := make([]string, 0, 2*len(keyed))
+	for _, a := range keyed {
+		out = append(out, sortColumn('<', a), sortColumn('>', a))
+	}
+	return out
+}

@@ -1,0 +1,196 @@
+package search
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/homeindex/homeindex/internal/sqlitedb"
+)
+
+// randomFacet returns a path's values as flatFacets leaves them (sorted, without duplicates):
+// none, one or several numbers and strings, drawn to collide often and to include what byte
+// order gets wrong: negative numbers and -0, strings that are prefixes of others, NUL bytes,
+// bytes above 0x7F.
+func randomFacet(r *rand.Rand) *facet {
+	f := &facet{}
+	numbers := []float64{0, math.Copysign(0, -1), 1, -1, 2.5, -2.5, 1e300, -1e300, 1e-300, 41, 42, 1 << 53}
+	strs := []string{"", "a", "ab", "abc", "a\x00", "a\x00b", "b", "é", "éa", "z", "\x7f", "\u00ff", "日本"}
+	for range r.IntN(4) {
+		if r.IntN(2) == 0 {
+			f.nums = append(f.nums, numbers[r.IntN(len(numbers))])
+		} else {
+			f.strs = append(f.strs, strs[r.IntN(len(strs))])
+		}
+	}
+	slices.Sort(f.nums)
+	slices.Sort(f.strs)
+	f.nums = slices.CompactFunc(f.nums, func(a, b float64) bool { return a == b })
+	f.strs = slices.Compact(f.strs)
+	return f
+}
+
+// facetObject is the facet column's object for f on path "a", as flatFacets writes it for a
+// sortable attribute (the sort keys of several values; a single value is its own key).
+func facetObject(f *facet) string {
+	scalar := func(v any) string { b, _ := json.Marshal(v); return string(b) }
+	switch n := len(f.nums) + len(f.strs); {
+	case n == 0:
+		return `{}`
+	case n == 1 && len(f.nums) == 1:
+		return `{"v:a":` + scalar(f.nums[0]) + `}`
+	case n == 1:
+		return `{"v:a":` + scalar(f.strs[0]) + `}`
+	}
+	lo, hi := sortKeys(f)
+	return `{"<:a":` + scalar(lo) + `,">:a":` + scalar(hi) + `}`
+}
+
+// The sort key columns order rows exactly as the expression terms over the facet columns that
+// they replace, as SQLite evaluates those: numbers first, then strings, missing values last,
+// both directions, ties and all.
+func TestSortKeysOrderAsTheExpressionTerms(t *testing.T) {
+	t.Parallel()
+	db := sqlitedb.Open("file:" + filepath.Join(t.TempDir(), "keys.db"))
+	defer db.Close()
+	ctx := context.Background()
+	if _, err := db.ExecContext(ctx, `CREATE TABLE t (i INTEGER PRIMARY KEY, "f:a" BLOB, "s<:a" BLOB, "s>:a" BLOB)`); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range 3000 {
+		f := randomFacet(r)
+		asc, desc := appendSortKey(nil, f, false), appendSortKey(nil, f, true)
+		if _, err := db.ExecContext(ctx, `INSERT INTO t VALUES (?, jsonb(?), ?, ?)`, i, facetObject(f), asc, desc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	order := func(by string) []int {
+		rows, err := db.QueryContext(ctx, `SELECT i FROM t ORDER BY `+by+`, i`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []int
+		for rows.Next() {
+			var i int
+			if err := rows.Scan(&i); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, i)
+		}
+		return out
+	}
+	for _, desc := range []bool{false, true} {
+		kind := byte('<')
+		if desc {
+			kind = '>'
+		}
+		x := sortKeyOf(`json_extract("f:a", '$."v:a"')`, `json_extract("f:a", '$."`+string(kind)+`:a"')`)
+		want := order(strings.Join(sortTerms(x, desc), ", "))
+		got := order(sortColumn(kind, "a"))
+		if len(want) != 3000 || !slices.Equal(got, want) {
+			i := 0
+			for i < min(len(got), len(want)) && got[i] == want[i] {
+				i++
+			}
+			t.Fatalf("desc=%v: the key column's order departs from the expression's at row %d of %d", desc, i, len(want))
+		}
+	}
+}
+
+// An index written before the sort key columns, with expression sort indexes over the facet
+// columns, opens with the columns added and filled from the stored documents and the old sort
+// indexes replaced by indexes on them; sorts answer as before, through SQL alone.
+func TestEmbeddedMigratesSortKeys(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "index.db")
+	ix, err := OpenEmbedded(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings := Settings{Filterable: []string{"size"}, Sortable: []string{"size"}}
+	if err := ix.Files().Configure(ctx, settings); err != nil {
+		t.Fatal(err)
+	}
+	var docs []json.RawMessage
+	for i := range 40 {
+		size := fmt.Sprint((i * 7) % 13)
+		switch i % 10 {
+		case 3:
+			size = `[4, 11, 2]`
+		case 5:
+			size = `"big"`
+		case 7:
+			size = `null`
+		}
+		docs = append(docs, json.RawMessage(fmt.Sprintf(`{"id":"d%02d","size":%s}`, i, size)))
+	}
+	if err := ix.Files().Upsert(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	c := ix.(*embeddedIndex).files
+	sorted := func(ix Index, sort string) string {
+		t.Helper()
+		res, err := ix.Files().Search(ctx, Query{Sort: []string{sort}, Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return idList(res)
+	}
+	ix.(*embeddedIndex).tableOff = true
+	wantAsc, wantDesc := sorted(ix, "size:asc"), sorted(ix, "size:desc")
+	// What the version before the key columns had: the sort indexes over the facet column.
+	writer := ix.(*embeddedIndex).writer
+	stmts := []string{
+		fmt.Sprintf(`DROP INDEX %q`, c.indexName(sortAsc, "size")),
+		fmt.Sprintf(`DROP INDEX %q`, c.indexName(sortDesc, "size")),
+		`ALTER TABLE files_docs DROP COLUMN "s<:size"`,
+		`ALTER TABLE files_docs DROP COLUMN "s>:size"`,
+	}
+	for kind, n := range map[string]string{"<": "sa", ">": "sd"} {
+		x := sortKeyOf(`json_extract("f:size", '$."v:size"')`, `json_extract("f:size", '$."`+kind+`:size"')`)
+		stmts = append(stmts, fmt.Sprintf(`CREATE INDEX %q ON files_docs(%s)`, c.indexName(n, "size"), strings.Join(sortTerms(x, kind == ">"), ", ")))
+	}
+	for _, s := range stmts {
+		if _, err := writer.Exec(s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	ix.Close()
+
+	ix, err = OpenEmbedded(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	ix.(*embeddedIndex).tableOff = true
+	names, _ := filesIndexes(t, ix)
+	c = ix.(*embeddedIndex).files
+	want := []string{c.indexName("m", "size"), c.indexName(sortAsc, "size"), c.indexName(sortDesc, "size"), c.indexName("v", "size")}
+	slices.Sort(want)
+	if !slices.Equal(names, want) {
+		t.Fatalf("indexes %q, want %q", names, want)
+	}
+	var keyed int
+	if err := ix.(*embeddedIndex).writer.QueryRow(`SELECT count(*) FROM files_docs WHERE "s<:size" IS NOT NULL AND "s>:size" IS NOT NULL`).Scan(&keyed); err != nil || keyed != 40 {
+		t.Fatalf("%d documents with sort keys (%v), want 40", keyed, err)
+	}
+	if got := sorted(ix, "size:asc"); got != wantAsc {
+		t.Errorf("size:asc after migration: %s, want %s", got, wantAsc)
+	}
+	if got := sorted(ix, "size:desc"); got != wantDesc {
+		t.Errorf("size:desc after migration: %s, want %s", got, wantDesc)
+	}
+	last := "d05 d15 d25 d35 d07 d17 d27 d37" // strings after numbers, missing values last
+	if !strings.HasPrefix(wantAsc, "d00 d26 d39 d02 d28 d03 d04 d13") || !strings.HasSuffix(wantAsc, last) || !strings.HasSuffix(wantDesc, last) {
+		t.Errorf("sorts: asc %s, desc %s", wantAsc, wantDesc)
+	}
+}
