@@ -84,14 +84,15 @@ func appendStringKey(b []byte, s string, desc bool) []byte {
 	return append(b, 0xFF, 0xFE)
 }
 
-// sortKeyValues appends, for each keyed attribute in order, its ascending and descending keys
-// (in the walker w, after flatFacets' walk) to buf, and returns them ready to bind.
+// sortKeyValues returns, for each keyed attribute in order, its ascending and descending keys
+// (from the walker w, after flatFacets' walk), ready to bind: slices of one new buffer.
 func (w *facetWalker) sortKeyValues(keyed []string) []any {
 	if len(keyed) == 0 {
 		return nil
 	}
-	buf := make([]byte, 0, 2*len(keyed)*12)
-	ends := make([]int, 0, 2*len(keyed))
+	var endsArr [8]int
+	ends := endsArr[:0] // on the stack for up to four keyed attributes
+	buf := make([]byte, 0, 2*len(keyed)*10)
 	for _, a := range keyed {
 		f := w.facets[a]
 		buf = appendSortKey(buf, f, false)
