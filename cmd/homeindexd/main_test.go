@@ -347,7 +347,7 @@ func searchIndexes(t *testing.T, d *daemonEnv) []string {
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	kinds := map[string]string{"v": "value", "m": "multi", "sa": "sort", "sd": "sort"}
+	kinds := map[string]string{"v": "value", "m": "multi", "ka": "sort", "kd": "sort"}
 	var out []string
 	for rows.Next() {
 		var name string
@@ -358,6 +358,9 @@ func searchIndexes(t *testing.T, d *daemonEnv) []string {
 		attr, err := hex.DecodeString(attrHex)
 		if err != nil {
 			t.Fatalf("index %q: %v", name, err)
+		}
+		if kinds[kind] == "" {
+			t.Fatalf("index %q: a kind this test does not know (search's index names changed?)", name)
 		}
 		if s := kinds[kind] + " " + string(attr); !slices.Contains(out, s) {
 			out = append(out, s)

@@ -70,8 +70,8 @@ func (c *embeddedCollection) loadSettings() error {
 
 // migrateSortKeys adds the sort key columns (sortkeys.go) to a database written before them,
 // computing every document's keys, and replaces its sort expression indexes by indexes on
-// them; nothing needs re-sending. It reads each stored document once: about as long as a
-// settings change.
+// them; nothing needs re-sending. It reads each stored document once, and writes only the key
+// columns (addSortKeys).
 func (c *embeddedCollection) migrateSortKeys() error {
 	keyed := c.keyedSorts(c.settings)
 	if len(keyed) == 0 {
@@ -94,10 +94,32 @@ func (c *embeddedCollection) migrateSortKeys() error {
 		return fmt.Errorf("migrate %s: %w", c.name, err)
 	}
 	defer tx.Rollback()
-	if err := c.applySettings(ctx, tx, c.settings); err != nil {
+	if err := c.addSortKeys(ctx, tx, keyed); err != nil {
 		return fmt.Errorf("migrate %s: %w", c.name, err)
 	}
 	return tx.Commit()
+}
+
+// addSortKeys is applySettings for unchanged settings whose sort key columns are missing: the
+// old sort indexes are dropped, the key columns added and filled, their indexes built last;
+// the facet columns and their indexes stay as they are.
+func (c *embeddedCollection) addSortKeys(ctx context.Context, tx *sql.Tx, keyed []string) error {
+	want := c.indexDefs(c.settings)
+	if err := c.dropIndexes(ctx, tx, want); err != nil {
+		return err
+	}
+	spec := c.settings.spec()
+	if err := c.syncColumns(ctx, tx, spec.declared(), keyed); err != nil {
+		return err
+	}
+	if err := c.refacet(ctx, tx, spec, keyed, true); err != nil {
+		return err
+	}
+	have, err := c.indexNames(ctx, tx)
+	if err != nil {
+		return err
+	}
+	return createIndexes(ctx, tx, want, have)
 }
 
 // migrateFlat moves a database written before the facet columns (one "flat" column holding
@@ -183,7 +205,7 @@ func (c *embeddedCollection) applySettings(ctx context.Context, tx *sql.Tx, s Se
 	if err := c.syncColumns(ctx, tx, s.spec().declared(), c.keyedSorts(s)); err != nil {
 		return err
 	}
-	if err := c.refacet(ctx, tx, s.spec(), c.keyedSorts(s)); err != nil {
+	if err := c.refacet(ctx, tx, s.spec(), c.keyedSorts(s), false); err != nil {
 		return err
 	}
 	have, err := c.indexNames(ctx, tx)
@@ -252,24 +274,29 @@ func keptColumns(ctx context.Context, q writeTx, table string) (map[string]bool,
 	return have, errors.Join(rows.Err(), rows.Close())
 }
 
-// refacet recomputes the facet columns of every document, in pages by rowid.
-func (c *embeddedCollection) refacet(ctx context.Context, tx *sql.Tx, spec facetSpec, keyed []string) error {
-	fs := newFacetSQL(c.name+"_docs", spec.declared(), keyed)
+// refacet recomputes the facet and sort key columns of every document, in pages by rowid;
+// with keysOnly, the sort key columns alone (migrateSortKeys), which leaves the facet columns'
+// indexes alone. Each page's documents are decoded on every core.
+func (c *embeddedCollection) refacet(ctx context.Context, tx *sql.Tx, spec facetSpec, keyed []string, keysOnly bool) error {
+	declared := spec.declared()
+	fs := newFacetSQL(c.name+"_docs", declared, keyed)
 	if len(fs.columns) == 0 {
 		return nil
 	}
-	all := make([]bool, len(fs.columns))
-	for i := range all {
-		all[i] = true
+	assign := make([]bool, len(fs.columns))
+	for i := range assign {
+		assign[i] = !keysOnly || i >= len(declared)
 	}
-	upd := fs.update(all, nil) // the full text does not change here
+	upd := fs.update(assign, nil) // the full text does not change here
 	type row struct {
-		seq int64
-		doc string
+		seq  int64
+		doc  string
+		vals []any
+		err  error
 	}
 	last := int64(-1 << 63)
 	for {
-		rows, err := tx.QueryContext(ctx, `SELECT seq, doc FROM `+c.name+`_docs WHERE seq > ? ORDER BY seq LIMIT 500`, last)
+		rows, err := tx.QueryContext(ctx, `SELECT seq, doc FROM `+c.name+`_docs WHERE seq > ? ORDER BY seq LIMIT 1000`, last)
 		if err != nil {
 			return err
 		}
@@ -288,18 +315,23 @@ func (c *embeddedCollection) refacet(ctx context.Context, tx *sql.Tx, spec facet
 		if len(page) == 0 {
 			return nil
 		}
+		inParallel(len(page), func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				r := &page[i]
+				var v map[string]any
+				if r.err = json.Unmarshal([]byte(r.doc), &v); r.err != nil {
+					continue
+				}
+				facets, keys := flatFacetsKeyed(v, spec, keyed)
+				r.vals, r.err = facetBlobs(facets, declared)
+				r.vals = append(r.vals, keys...)
+			}
+		})
 		for _, r := range page {
-			var v map[string]any
-			if err := json.Unmarshal([]byte(r.doc), &v); err != nil {
-				return fmt.Errorf("document seq %d: %w", r.seq, err)
+			if r.err != nil {
+				return fmt.Errorf("document seq %d: %w", r.seq, r.err)
 			}
-			facets, keys := flatFacetsKeyed(v, spec, keyed)
-			blobs, err := facetBlobs(facets, spec.declared())
-			if err != nil {
-				return fmt.Errorf("document seq %d: %w", r.seq, err)
-			}
-			blobs = append(blobs, keys...)
-			if _, err := tx.ExecContext(ctx, upd, updateArgs(r.doc, nil, blobs, all, r.seq)...); err != nil {
+			if _, err := tx.ExecContext(ctx, upd, updateArgs(r.doc, nil, r.vals, assign, r.seq)...); err != nil {
 				return err
 			}
 		}
