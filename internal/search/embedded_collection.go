@@ -528,7 +528,8 @@ type storedRow struct {
 
 // storedFacets reads the stored rows of docs that exist, by id, in one query, and compares
 // their facet columns (JSONB) with each doc's new values (its blobs): as they are read, so the
-// columns are not copied out of SQLite.
+// columns are not copied out of SQLite. Sort key columns follow their facet columns
+// (changedColumns).
 func storedFacets(ctx context.Context, tx writeTx, fs *facetSQL, docs []upsertDoc) (map[string]storedRow, error) {
 	ids := make([]string, len(docs))
 	at := make(map[string]int, len(docs))
@@ -549,7 +550,7 @@ func storedFacets(ctx context.Context, tx writeTx, fs *facetSQL, docs []upsertDo
 	var seq int64
 	var textHash sql.NullInt64
 	var id string
-	cols := make([]sql.RawBytes, len(fs.columns))
+	cols := make([]sql.RawBytes, len(fs.columns)-len(fs.keyOf))
 	dest := make([]any, 0, len(cols)+3)
 	dest = append(dest, &seq, &textHash)
 	for i := range cols {
@@ -561,7 +562,7 @@ func storedFacets(ctx context.Context, tx writeTx, fs *facetSQL, docs []upsertDo
 			return nil, err
 		}
 		if i, ok := at[id]; ok {
-			out[id] = storedRow{seq: seq, textHash: textHash, changed: changed(cols, docs[i].blobs)}
+			out[id] = storedRow{seq: seq, textHash: textHash, changed: fs.changedColumns(cols, docs[i].blobs)}
 		}
 	}
 	return out, rows.Err()

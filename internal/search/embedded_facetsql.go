@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -15,11 +16,15 @@ type facetSQL struct {
 	// columns are the quoted names of the facet columns (declared's order), then of the sort
 	// key columns (sortColumns' order): the values a document's write binds (upsertDoc.blobs).
 	columns []string
-	ins     string
+	// keyOf gives, for each sort key column (columns[len(columns)-len(keyOf)+j]), the index of
+	// its attribute's facet column: the keys derive from that column's values alone, so they
+	// change only with it, and selMany does not read them.
+	keyOf []int
+	ins   string
 	// insNew inserts a row unless its id is stored (a first load's insert-first, see Upsert).
 	insNew string
-	// selMany reads seq, text_hash, the columns and id of the rows whose ids a JSON array
-	// lists.
+	// selMany reads seq, text_hash, the facet columns and id of the rows whose ids a JSON
+	// array lists.
 	selMany string
 	upd     map[string]string // UPDATE statements by changed-column mask
 }
@@ -30,12 +35,18 @@ func newFacetSQL(table string, declared, keyed []string) *facetSQL {
 		f.columns = append(f.columns, facetColumn(a))
 	}
 	f.columns = append(f.columns, sortColumns(keyed)...)
+	for _, a := range keyed {
+		i := slices.Index(declared, a) // a sortable attribute is declared
+		f.keyOf = append(f.keyOf, i, i)
+	}
 	var sel, cols, ph strings.Builder
 	sel.WriteString("SELECT seq, text_hash")
-	for _, c := range f.columns {
-		// The stored values are compared with the new ones (facetBlobs, sort keys), so an
-		// unchanged column is left alone.
-		sel.WriteString(", " + c)
+	for i, c := range f.columns {
+		// The stored facets are compared with the new ones (facetBlobs), so an unchanged
+		// column is left alone (changedColumns).
+		if i < len(declared) {
+			sel.WriteString(", " + c)
+		}
 		cols.WriteString(", " + c)
 		ph.WriteString(", ?")
 	}
@@ -51,6 +62,18 @@ func changed(stored []sql.RawBytes, vals []any) []bool {
 	for i, v := range vals {
 		b, _ := v.([]byte)
 		out[i] = (stored[i] == nil) != (b == nil) || !bytes.Equal(stored[i], b)
+	}
+	return out
+}
+
+// changedColumns reports which of the columns a write changes, from the stored facet columns
+// (as selMany read them) and the new values: a facet column when it differs, a sort key column
+// when its attribute's facet column does.
+func (f *facetSQL) changedColumns(stored []sql.RawBytes, vals []any) []bool {
+	nFacets := len(f.columns) - len(f.keyOf)
+	out := changed(stored, vals[:nFacets])
+	for _, i := range f.keyOf {
+		out = append(out, out[i])
 	}
 	return out
 }

@@ -194,3 +194,68 @@ func TestEmbeddedMigratesSortKeys(t *testing.T) {
 		t.Errorf("sorts: asc %s, desc %s", wantAsc, wantDesc)
 	}
 }
+
+// An update rewrites an attribute's sort keys when its values change, and only then: a write
+// that changes other fields (a module hop) leaves the key columns as they are, and a sort by
+// SQL reads the new order at once.
+func TestSortKeysFollowUpdates(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ix, err := OpenEmbedded(filepath.Join(t.TempDir(), "index.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	ix.(*embeddedIndex).tableOff = true
+	if err := ix.Files().Configure(ctx, Settings{Filterable: []string{"next"}, Sortable: []string{"size"}}); err != nil {
+		t.Fatal(err)
+	}
+	upsert := func(docs ...string) {
+		t.Helper()
+		raw := make([]json.RawMessage, len(docs))
+		for i, d := range docs {
+			raw[i] = json.RawMessage(d)
+		}
+		if err := ix.Files().Upsert(ctx, raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	order := func() string {
+		t.Helper()
+		res, err := ix.Files().Search(ctx, Query{Sort: []string{"size:asc"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return idList(res)
+	}
+	keysOf := func(id string) (asc, desc []byte) {
+		t.Helper()
+		if err := ix.(*embeddedIndex).writer.QueryRow(`SELECT "s<:size", "s>:size" FROM files_docs WHERE id = ?`, id).Scan(&asc, &desc); err != nil {
+			t.Fatal(err)
+		}
+		return asc, desc
+	}
+	upsert(`{"id":"a","size":5,"next":"m1"}`, `{"id":"b","size":7,"next":"m1"}`)
+	if got := order(); got != "a b" {
+		t.Fatalf("size:asc %s, want a b", got)
+	}
+	upsert(`{"id":"a","size":[9,3],"next":"m2"}`)
+	if got := order(); got != "a b" {
+		t.Fatalf("after a's sizes became [9,3]: size:asc %s, want a b (3 first)", got)
+	}
+	asc, desc := keysOf("a")
+	sizes := &facet{nums: []float64{3, 9}}
+	if !slices.Equal(asc, appendSortKey(nil, sizes, false)) || !slices.Equal(desc, appendSortKey(nil, sizes, true)) {
+		t.Fatalf("a's keys %x %x, want those of [3, 9]", asc, desc)
+	}
+	upsert(`{"id":"a","size":11,"next":"m2"}`)
+	if got := order(); got != "b a" {
+		t.Fatalf("after a's size became 11: size:asc %s, want b a", got)
+	}
+	// A hop: b's next moves and it gains a field; its size, and so its keys, stay.
+	before, _ := keysOf("b")
+	upsert(`{"id":"b","size":7,"next":"","noop":true}`)
+	if after, _ := keysOf("b"); !slices.Equal(before, after) || order() != "b a" {
+		t.Fatalf("after a hop on b: keys %x (were %x), size:asc %s", after, before, order())
+	}
+}
