@@ -80,10 +80,7 @@ func TestEmbeddedFilesDropsIndexesTheTableReplaces(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "index.db")
-	ix, err := OpenEmbedded(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ix := openEmbeddedAt(t, path)
 	settings := Settings{Filterable: []string{"type", "size"}, Sortable: []string{"size", "mtime"}}
 	if err := ix.Files().Configure(ctx, settings); err != nil {
 		t.Fatal(err)
@@ -119,22 +116,12 @@ func TestEmbeddedFilesDropsIndexesTheTableReplaces(t *testing.T) {
 	if _, err := writer.Exec(fmt.Sprintf(`CREATE INDEX %q ON files_docs(%s IS NULL, typeof(%s) = 'text', %s DESC)`, c.indexName("d", "size"), x, x, x)); err != nil {
 		t.Fatal(err)
 	}
-	ix.Close()
-
-	ix, err = OpenEmbedded(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
-	ix.(*embeddedIndex).tableOff = true
+	ix = reopenEmbedded(t, ix, path)
 	if err := ix.Files().Configure(ctx, settings); err != nil {
 		t.Fatal(err)
 	}
 	names, _ := filesIndexes(t, ix)
-	c = ix.(*embeddedIndex).files
-	want := []string{c.indexName("m", "size"), c.indexName(sortAsc, "size"), c.indexName(sortDesc, "size"), c.indexName("v", "size")}
-	slices.Sort(want)
-	if !slices.Equal(names, want) {
+	if want := sizeIndexes(ix); !slices.Equal(names, want) {
 		t.Fatalf("indexes %q, want only the size filter and sort indexes %q", names, want)
 	}
 	for _, tc := range []struct{ filter, sort, want string }{
@@ -154,4 +141,13 @@ func TestEmbeddedFilesDropsIndexesTheTableReplaces(t *testing.T) {
 			t.Errorf("filter %q sort %s: hits %q, want %q", tc.filter, tc.sort, got, tc.want)
 		}
 	}
+}
+
+// sizeIndexes names, sorted, the indexes of the files collection of ix when size alone is
+// filterable and sortable: its value and multi-value filter indexes and its two sort indexes.
+func sizeIndexes(ix Index) []string {
+	c := ix.(*embeddedIndex).files
+	want := []string{c.indexName("m", "size"), c.indexName(sortAsc, "size"), c.indexName(sortDesc, "size"), c.indexName("v", "size")}
+	slices.Sort(want)
+	return want
 }

@@ -89,15 +89,24 @@ func (c *embeddedCollection) migrateSortKeys() error {
 	if !missing {
 		return nil
 	}
+	return c.migrate(func(ctx context.Context, tx *sql.Tx) error { return c.addSortKeys(ctx, tx, keyed) })
+}
+
+// migrate runs fn in one transaction on the writer; its error names the collection.
+func (c *embeddedCollection) migrate(fn func(ctx context.Context, tx *sql.Tx) error) error {
+	ctx := context.Background()
 	tx, err := c.ix.writer.BeginTx(ctx, nil)
+	if err == nil {
+		defer tx.Rollback()
+		err = fn(ctx, tx)
+	}
+	if err == nil {
+		err = tx.Commit()
+	}
 	if err != nil {
 		return fmt.Errorf("migrate %s: %w", c.name, err)
 	}
-	defer tx.Rollback()
-	if err := c.addSortKeys(ctx, tx, keyed); err != nil {
-		return fmt.Errorf("migrate %s: %w", c.name, err)
-	}
-	return tx.Commit()
+	return nil
 }
 
 // addSortKeys is applySettings for unchanged settings whose sort key columns are missing: the
@@ -133,22 +142,15 @@ func (c *embeddedCollection) migrateFlat() error {
 	if !has {
 		return nil
 	}
-	ctx := context.Background()
-	tx, err := c.ix.writer.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("migrate %s: %w", c.name, err)
-	}
-	defer tx.Rollback()
-	if err := c.dropIndexes(ctx, tx, nil); err != nil {
-		return fmt.Errorf("migrate %s: %w", c.name, err)
-	}
-	if _, err := tx.ExecContext(ctx, `ALTER TABLE `+c.name+`_docs DROP COLUMN flat`); err != nil {
-		return fmt.Errorf("migrate %s: %w", c.name, err)
-	}
-	if err := c.applySettings(ctx, tx, c.settings); err != nil {
-		return fmt.Errorf("migrate %s: %w", c.name, err)
-	}
-	return tx.Commit()
+	return c.migrate(func(ctx context.Context, tx *sql.Tx) error {
+		if err := c.dropIndexes(ctx, tx, nil); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `ALTER TABLE `+c.name+`_docs DROP COLUMN flat`); err != nil {
+			return err
+		}
+		return c.applySettings(ctx, tx, c.settings)
+	})
 }
 
 // Configure stores new settings: it recomputes every document's facet columns (as Meilisearch
@@ -258,7 +260,12 @@ func (c *embeddedCollection) syncColumns(ctx context.Context, tx *sql.Tx, declar
 
 // keptColumns returns the quoted names of a docs table's facet and sort key columns.
 func keptColumns(ctx context.Context, q writeTx, table string) (map[string]bool, error) {
-	rows, err := q.QueryContext(ctx, `SELECT name FROM pragma_table_info(?) WHERE name LIKE 'f:%' OR name LIKE 's<:%' OR name LIKE 's>:%'`, table)
+	return nameSet(ctx, q, `SELECT '"' || name || '"' FROM pragma_table_info(?) WHERE name LIKE 'f:%' OR name LIKE 's<:%' OR name LIKE 's>:%'`, table)
+}
+
+// nameSet returns the set of names a query of one text column gives.
+func nameSet(ctx context.Context, q writeTx, query string, args ...any) (map[string]bool, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +276,7 @@ func keptColumns(ctx context.Context, q writeTx, table string) (map[string]bool,
 			rows.Close()
 			return nil, err
 		}
-		have[`"`+n+`"`] = true
+		have[n] = true
 	}
 	return have, errors.Join(rows.Err(), rows.Close())
 }
@@ -467,21 +474,8 @@ func (c *embeddedCollection) sortIndexName(k sortKey) string {
 
 // indexNames lists the collection's expression indexes.
 func (c *embeddedCollection) indexNames(ctx context.Context, tx *sql.Tx) (map[string]bool, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = ? AND name LIKE ?`,
+	return nameSet(ctx, tx, `SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = ? AND name LIKE ?`,
 		c.name+"_docs", c.name+"_x_%")
-	if err != nil {
-		return nil, err
-	}
-	have := map[string]bool{}
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		have[n] = true
-	}
-	return have, errors.Join(rows.Err(), rows.Close())
 }
 
 // dropIndexes drops the expression indexes not in want (nil: all of them).

@@ -26,6 +26,32 @@ func openEmbedded(t *testing.T) Index {
 	return ix
 }
 
+// openEmbeddedAt opens the index at path; reopenEmbedded closes it.
+func openEmbeddedAt(t *testing.T, path string) Index {
+	t.Helper()
+	ix, err := OpenEmbedded(path)
+	if err != nil {
+		t.Fatalf("open embedded: %v", err)
+	}
+	return ix
+}
+
+// reopenEmbedded closes ix and opens the index at path again, its file table off (searches
+// answered by SQL alone).
+func reopenEmbedded(t *testing.T, ix Index, path string) Index {
+	t.Helper()
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := OpenEmbedded(path)
+	if err != nil {
+		t.Fatalf("reopen embedded: %v", err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	ix.(*embeddedIndex).tableOff = true
+	return ix
+}
+
 func TestConformanceEmbedded(t *testing.T) {
 	t.Parallel()
 	runConformance(t, openEmbedded)
@@ -189,22 +215,12 @@ func TestEmbeddedUpsertRewritesTextOnlyWhenItChanged(t *testing.T) {
 	if err := files.Configure(ctx, Settings{Filterable: []string{"next", "size"}}); err != nil {
 		t.Fatal(err)
 	}
-	upsert := func(docs ...string) {
-		t.Helper()
-		raw := make([]json.RawMessage, len(docs))
-		for i, d := range docs {
-			raw[i] = json.RawMessage(d)
-		}
-		if err := files.Upsert(ctx, raw); err != nil {
-			t.Fatal(err)
-		}
-	}
-	upsert(`{"id":"a","next":"m1","size":5,"name":"sunset.jpg","exif":{"model":"X100","iso":200}}`,
+	upsert(t, files, `{"id":"a","next":"m1","size":5,"name":"sunset.jpg","exif":{"model":"X100","iso":200}}`,
 		`{"id":"b","next":"m1","size":6,"name":"notes.txt"}`)
 	before := ftsState(t, ix)
 
 	// Next moves, a boolean and a facet change, keys come in another order: same text.
-	upsert(`{"exif":{"iso":200,"model":"X100"},"name":"sunset.jpg","size":5,"id":"a","next":"","noop":true}`,
+	upsert(t, files, `{"exif":{"iso":200,"model":"X100"},"name":"sunset.jpg","size":5,"id":"a","next":"","noop":true}`,
 		`{"id":"b","next":"","size":6,"name":"notes.txt","noop":true}`)
 	if after := ftsState(t, ix); after != before {
 		t.Errorf("full-text index rewritten for unchanged text: %s, then %s", before, after)
@@ -217,7 +233,7 @@ func TestEmbeddedUpsertRewritesTextOnlyWhenItChanged(t *testing.T) {
 	}
 
 	// A changed word is a changed text.
-	upsert(`{"id":"a","next":"","size":5,"name":"sunset.jpg","exif":{"model":"X200","iso":200}}`)
+	upsert(t, files, `{"id":"a","next":"","size":5,"name":"sunset.jpg","exif":{"model":"X200","iso":200}}`)
 	if after := ftsState(t, ix); after == before {
 		t.Error("full-text index not written for a changed text")
 	}

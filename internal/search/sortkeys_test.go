@@ -112,10 +112,7 @@ func TestEmbeddedMigratesSortKeys(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "index.db")
-	ix, err := OpenEmbedded(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ix := openEmbeddedAt(t, path)
 	settings := Settings{Filterable: []string{"size"}, Sortable: []string{"size"}}
 	if err := ix.Files().Configure(ctx, settings); err != nil {
 		t.Fatal(err)
@@ -164,19 +161,9 @@ func TestEmbeddedMigratesSortKeys(t *testing.T) {
 			t.Fatalf("%s: %v", s, err)
 		}
 	}
-	ix.Close()
-
-	ix, err = OpenEmbedded(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
-	ix.(*embeddedIndex).tableOff = true
+	ix = reopenEmbedded(t, ix, path)
 	names, _ := filesIndexes(t, ix)
-	c = ix.(*embeddedIndex).files
-	want := []string{c.indexName("m", "size"), c.indexName(sortAsc, "size"), c.indexName(sortDesc, "size"), c.indexName("v", "size")}
-	slices.Sort(want)
-	if !slices.Equal(names, want) {
+	if want := sizeIndexes(ix); !slices.Equal(names, want) {
 		t.Fatalf("indexes %q, want %q", names, want)
 	}
 	var keyed int
@@ -200,25 +187,11 @@ func TestEmbeddedMigratesSortKeys(t *testing.T) {
 // SQL reads the new order at once.
 func TestSortKeysFollowUpdates(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	ix, err := OpenEmbedded(filepath.Join(t.TempDir(), "index.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
+	ctx := t.Context()
+	ix := openEmbedded(t)
 	ix.(*embeddedIndex).tableOff = true
 	if err := ix.Files().Configure(ctx, Settings{Filterable: []string{"next"}, Sortable: []string{"size"}}); err != nil {
 		t.Fatal(err)
-	}
-	upsert := func(docs ...string) {
-		t.Helper()
-		raw := make([]json.RawMessage, len(docs))
-		for i, d := range docs {
-			raw[i] = json.RawMessage(d)
-		}
-		if err := ix.Files().Upsert(ctx, raw); err != nil {
-			t.Fatal(err)
-		}
 	}
 	order := func() string {
 		t.Helper()
@@ -235,11 +208,11 @@ func TestSortKeysFollowUpdates(t *testing.T) {
 		}
 		return asc, desc
 	}
-	upsert(`{"id":"a","size":5,"next":"m1"}`, `{"id":"b","size":7,"next":"m1"}`)
+	upsert(t, ix.Files(), `{"id":"a","size":5,"next":"m1"}`, `{"id":"b","size":7,"next":"m1"}`)
 	if got := order(); got != "a b" {
 		t.Fatalf("size:asc %s, want a b", got)
 	}
-	upsert(`{"id":"a","size":[9,3],"next":"m2"}`)
+	upsert(t, ix.Files(), `{"id":"a","size":[9,3],"next":"m2"}`)
 	if got := order(); got != "a b" {
 		t.Fatalf("after a's sizes became [9,3]: size:asc %s, want a b (3 first)", got)
 	}
@@ -248,13 +221,13 @@ func TestSortKeysFollowUpdates(t *testing.T) {
 	if !slices.Equal(asc, appendSortKey(nil, sizes, false)) || !slices.Equal(desc, appendSortKey(nil, sizes, true)) {
 		t.Fatalf("a's keys %x %x, want those of [3, 9]", asc, desc)
 	}
-	upsert(`{"id":"a","size":11,"next":"m2"}`)
+	upsert(t, ix.Files(), `{"id":"a","size":11,"next":"m2"}`)
 	if got := order(); got != "b a" {
 		t.Fatalf("after a's size became 11: size:asc %s, want b a", got)
 	}
 	// A hop: b's next moves and it gains a field; its size, and so its keys, stay.
 	before, _ := keysOf("b")
-	upsert(`{"id":"b","size":7,"next":"","noop":true}`)
+	upsert(t, ix.Files(), `{"id":"b","size":7,"next":"","noop":true}`)
 	if after, _ := keysOf("b"); !slices.Equal(before, after) || order() != "b a" {
 		t.Fatalf("after a hop on b: keys %x (were %x), size:asc %s", after, before, order())
 	}
