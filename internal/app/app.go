@@ -88,6 +88,9 @@ func Open(ctx context.Context, cfg *config.Config, log zerolog.Logger) (*App, er
 		a.Close()
 		return nil, err
 	}
+	for _, u := range search.Upgrades(a.Index) {
+		log.Info().Str("upgrade", u).Msg("search index: upgraded the layout an earlier version wrote")
+	}
 	if wrapIndex != nil {
 		a.Index = wrapIndex(cfg, a.Index)
 	}

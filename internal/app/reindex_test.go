@@ -12,6 +12,7 @@ import (
 
 	"github.com/homeindex/homeindex/internal/config"
 	"github.com/homeindex/homeindex/internal/search"
+	"github.com/homeindex/homeindex/internal/sqlitedb"
 )
 
 // countingIndex counts the documents written to the files collection of the index it wraps.
@@ -199,5 +200,68 @@ func TestEmptyIndexRebuiltOnce(t *testing.T) {
 		if strings.Contains(e.logBuf.String(), reindexWarning) {
 			t.Fatalf("a start after the rebuild re-indexed:\n%s", e.logBuf)
 		}
+	}
+}
+
+// An index written by an earlier version is upgraded in place when the daemon opens it, with
+// a log line saying what was rewritten and how long it took (a pass over every document, which
+// on a large library is worth knowing about), and nothing is re-sent: the next sync writes no
+// document. Here: the layout before the sort key columns.
+func TestOpenLogsIndexUpgrade(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	cc := countWrites(e)
+	for i := range 20 {
+		e.write(fmt.Sprintf("d/f%02d.txt", i), strings.Repeat("x", i))
+	}
+	e.sync()
+	cc.take()
+	e.close()
+	db := sqlitedb.Open("file:" + filepath.Join(e.state, searchIndexFile))
+	var stmts []string
+	for _, q := range []string{
+		`SELECT format('DROP INDEX %Q', name) FROM sqlite_schema WHERE type = 'index' AND (name LIKE '%\_x\_ka\_%' ESCAPE '\' OR name LIKE '%\_x\_kd\_%' ESCAPE '\')`,
+		`SELECT format('ALTER TABLE files_docs DROP COLUMN %Q', name) FROM pragma_table_info('files_docs') WHERE name LIKE 's<:%' OR name LIKE 's>:%'`,
+	} {
+		rows, err := db.Query(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var s string
+			if err := rows.Scan(&s); err != nil {
+				t.Fatal(err)
+			}
+			stmts = append(stmts, s)
+		}
+		rows.Close()
+	}
+	if len(stmts) < 4 {
+		t.Fatalf("old layout: %q, want the sort indexes and key columns dropped", stmts)
+	}
+	for _, s := range stmts {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	db.Close()
+
+	const upgraded = "search index: upgraded the layout an earlier version wrote"
+	e.open()
+	if log := e.logBuf.String(); !strings.Contains(log, upgraded) || !strings.Contains(log, "files: sort key columns added (20 documents, ") {
+		t.Fatalf("no log line for the upgrade:\n%s", log)
+	}
+	e.sync()
+	if got := cc.take(); len(got) != 0 {
+		t.Fatalf("the sync after the upgrade upserted %d documents", len(got))
+	}
+	res, err := e.app.Index.Files().Search(e.ctx, search.Query{Sort: []string{"size:desc"}, Limit: 1})
+	if err != nil || len(res.Hits) != 1 || !strings.Contains(string(res.Hits[0]), "f19.txt") {
+		t.Fatalf("largest file after the upgrade: %v %v, want f19.txt", res.Hits, err)
+	}
+	e.close()
+	e.open()
+	if strings.Contains(e.logBuf.String(), upgraded) {
+		t.Fatalf("the next start upgraded again:\n%s", e.logBuf)
 	}
 }

@@ -58,6 +58,23 @@ type embeddedIndex struct {
 	tableOff bool
 	// tableSQLFilters counts the table searches whose filter SQL evaluated (tests read it).
 	tableSQLFilters atomic.Int64
+	// upgrades says what opening the index changed in a layout an earlier version wrote
+	// (Upgrades); set by OpenEmbedded only.
+	upgrades []string
+}
+
+// Upgrades lists what opening ix rewrote in an index written by an earlier version (say, its
+// sort key columns added to every document), with how long each took: a process that opens
+// an index logs them, since such a pass over a large index can take a while. Nothing for an
+// index already in the current layout, or another backend.
+func Upgrades(ix Index) []string {
+	if p, ok := ix.(preparedIndex); ok {
+		ix = p.Index
+	}
+	if e, ok := ix.(*embeddedIndex); ok {
+		return e.upgrades
+	}
+	return nil
 }
 
 // OpenEmbedded opens (creating if needed) the embedded index stored in the SQLite file at

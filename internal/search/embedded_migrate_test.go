@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/homeindex/homeindex/internal/sqlitedb"
@@ -41,6 +42,9 @@ func TestEmbeddedMigratesFlatColumn(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ix.Close()
+	if up := Upgrades(ix); len(up) != 1 || !strings.HasPrefix(up[0], "files: one facet column per attribute in place of the flat column (3 documents, ") {
+		t.Errorf("upgrades %q, want the flat column's migration of 3 documents", up)
+	}
 	res, err := ix.Files().Search(ctx, Query{Filter: `type = "image/png" AND size > 4`, Sort: []string{"size:desc"}})
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 )
 
 // normalizeSettings validates attribute names and returns the settings sorted and without
@@ -89,12 +90,14 @@ func (c *embeddedCollection) migrateSortKeys() error {
 	if !missing {
 		return nil
 	}
-	return c.migrate(func(ctx context.Context, tx *sql.Tx) error { return c.addSortKeys(ctx, tx, keyed) })
+	return c.migrate("sort key columns added", func(ctx context.Context, tx *sql.Tx) error { return c.addSortKeys(ctx, tx, keyed) })
 }
 
-// migrate runs fn in one transaction on the writer; its error names the collection.
-func (c *embeddedCollection) migrate(fn func(ctx context.Context, tx *sql.Tx) error) error {
+// migrate runs fn in one transaction on the writer and records what it did (Upgrades); its
+// error names the collection.
+func (c *embeddedCollection) migrate(what string, fn func(ctx context.Context, tx *sql.Tx) error) error {
 	ctx := context.Background()
+	start := time.Now()
 	tx, err := c.ix.writer.BeginTx(ctx, nil)
 	if err == nil {
 		defer tx.Rollback()
@@ -106,6 +109,8 @@ func (c *embeddedCollection) migrate(fn func(ctx context.Context, tx *sql.Tx) er
 	if err != nil {
 		return fmt.Errorf("migrate %s: %w", c.name, err)
 	}
+	c.ix.upgrades = append(c.ix.upgrades, fmt.Sprintf("%s: %s (%d documents, %s)", c.name, what, c.analyzedRows,
+		time.Since(start).Round(time.Millisecond)))
 	return nil
 }
 
@@ -142,7 +147,7 @@ func (c *embeddedCollection) migrateFlat() error {
 	if !has {
 		return nil
 	}
-	return c.migrate(func(ctx context.Context, tx *sql.Tx) error {
+	return c.migrate("one facet column per attribute in place of the flat column", func(ctx context.Context, tx *sql.Tx) error {
 		if err := c.dropIndexes(ctx, tx, nil); err != nil {
 			return err
 		}

@@ -162,6 +162,13 @@ func TestEmbeddedMigratesSortKeys(t *testing.T) {
 		}
 	}
 	ix = reopenEmbedded(t, ix, path)
+	if up := Upgrades(ix); len(up) != 1 || !strings.HasPrefix(up[0], "files: sort key columns added (40 documents, ") {
+		t.Errorf("upgrades %q, want the sort key columns added to the 40 documents", up)
+	}
+	ix = reopenEmbedded(t, ix, path)
+	if up := Upgrades(ix); len(up) != 0 {
+		t.Errorf("upgrades at the next open %q, want none", up)
+	}
 	names, _ := filesIndexes(t, ix)
 	if want := sizeIndexes(ix); !slices.Equal(names, want) {
 		t.Fatalf("indexes %q, want %q", names, want)
