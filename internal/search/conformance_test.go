@@ -360,21 +360,50 @@ func runConformance(t *testing.T, open func(t *testing.T) Index) {
 		}
 	})
 
+	// In both collections: the embedded backend sorts the chunks through their sort key
+	// columns (sortkeys.go), the files on m (no sort index there) through the facet column.
 	t.Run("arrays sort by their smallest value ascending and largest descending", func(t *testing.T) {
 		t.Parallel()
-		c := open(t).Files()
+		ix := open(t)
+		for name, c := range map[string]Collection{"files": ix.Files(), "chunks": ix.Chunks()} {
+			if err := c.Configure(ctxT(t), Settings{Sortable: []string{"m"}}); err != nil {
+				t.Fatal(err)
+			}
+			upsert(t, c, `{"id":"a1","m":[3,20]}`, `{"id":"a2","m":5}`, `{"id":"a3","m":["b","A"]}`,
+				`{"id":"a4","m":"c"}`, `{"id":"a5","m":null}`, `{"id":"a6","m":[]}`, `{"id":"a7","m":true}`)
+			for _, tc := range []struct{ sort, want string }{
+				{"m:asc", "a1 a2 a3 a4 a7 a5 a6"},
+				{"m:desc", "a1 a2 a7 a4 a3 a5 a6"},
+			} {
+				if got := idList(search(t, c, Query{Sort: []string{tc.sort}})); got != tc.want {
+					t.Errorf("%s: sort %s: got [%s], want [%s]", name, tc.sort, got, tc.want)
+				}
+			}
+		}
+	})
+
+	t.Run("configure changes what is sortable", func(t *testing.T) {
+		t.Parallel()
+		c := open(t).Chunks()
+		if err := c.Configure(ctxT(t), Settings{Sortable: []string{"n"}}); err != nil {
+			t.Fatal(err)
+		}
+		upsert(t, c, `{"id":"c1","n":3,"m":"z"}`, `{"id":"c2","n":1,"m":"x"}`, `{"id":"c3","n":2,"m":"y"}`)
+		if got := idList(search(t, c, Query{Sort: []string{"n:asc"}})); got != "c2 c3 c1" {
+			t.Errorf("n:asc: got [%s], want [c2 c3 c1]", got)
+		}
 		if err := c.Configure(ctxT(t), Settings{Sortable: []string{"m"}}); err != nil {
 			t.Fatal(err)
 		}
-		upsert(t, c, `{"id":"a1","m":[3,20]}`, `{"id":"a2","m":5}`, `{"id":"a3","m":["b","A"]}`,
-			`{"id":"a4","m":"c"}`, `{"id":"a5","m":null}`, `{"id":"a6","m":[]}`, `{"id":"a7","m":true}`)
-		for _, tc := range []struct{ sort, want string }{
-			{"m:asc", "a1 a2 a3 a4 a7 a5 a6"},
-			{"m:desc", "a1 a2 a7 a4 a3 a5 a6"},
-		} {
-			if got := idList(search(t, c, Query{Sort: []string{tc.sort}})); got != tc.want {
-				t.Errorf("sort %s: got [%s], want [%s]", tc.sort, got, tc.want)
-			}
+		if got := idList(search(t, c, Query{Sort: []string{"m:desc"}})); got != "c1 c3 c2" {
+			t.Errorf("m:desc after configure: got [%s], want [c1 c3 c2]", got)
+		}
+		if _, err := c.Search(ctxT(t), Query{Sort: []string{"n:asc"}}); !errors.Is(err, ErrInvalidFilter) {
+			t.Errorf("sort on an attribute no longer sortable: error = %v, want ErrInvalidFilter", err)
+		}
+		upsert(t, c, `{"id":"c4","n":0,"m":"zz"}`)
+		if got := idList(search(t, c, Query{Sort: []string{"m:desc"}})); got != "c4 c1 c3 c2" {
+			t.Errorf("m:desc after a new document: got [%s], want [c4 c1 c3 c2]", got)
 		}
 	})
 
