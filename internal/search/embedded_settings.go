@@ -70,9 +70,9 @@ func (c *embeddedCollection) loadSettings() error {
 }
 
 // migrateSortKeys adds the sort key columns (sortkeys.go) to a database written before them,
-// computing every document's keys, and replaces its sort expression indexes by indexes on
-// them; nothing needs re-sending. It reads each stored document once, and writes only the key
-// columns (addSortKeys).
+// or fills them where a row lacks them, computing every document's keys, and replaces its sort
+// expression indexes by indexes on them; nothing needs re-sending. It reads each stored
+// document once, and writes only the key columns (addSortKeys).
 func (c *embeddedCollection) migrateSortKeys() error {
 	keyed := c.keyedSorts(c.settings)
 	if len(keyed) == 0 {
@@ -83,14 +83,30 @@ func (c *embeddedCollection) migrateSortKeys() error {
 	if err != nil {
 		return fmt.Errorf("migrate %s: %w", c.name, err)
 	}
-	missing := false
+	what := ""
 	for _, col := range sortColumns(keyed) {
-		missing = missing || !have[col]
+		if !have[col] {
+			what = "sort key columns added"
+			break
+		}
+		// A row without keys was written by a version that did not know them: an older daemon
+		// still running beside a newer command. Its keys, never compared on update (they follow
+		// their facet column), would stay missing; fill them. The key index makes this a lookup.
+		var one int
+		switch err := c.ix.writer.QueryRowContext(ctx, `SELECT 1 FROM `+c.name+`_docs WHERE `+col+` IS NULL LIMIT 1`).Scan(&one); {
+		case err == nil:
+			what = "sort keys filled in where an earlier version wrote documents without them"
+		case !errors.Is(err, sql.ErrNoRows):
+			return fmt.Errorf("migrate %s: %w", c.name, err)
+		}
+		if what != "" {
+			break
+		}
 	}
-	if !missing {
+	if what == "" {
 		return nil
 	}
-	return c.migrate("sort key columns added", func(ctx context.Context, tx *sql.Tx) error { return c.addSortKeys(ctx, tx, keyed) })
+	return c.migrate(what, func(ctx context.Context, tx *sql.Tx) error { return c.addSortKeys(ctx, tx, keyed) })
 }
 
 // migrate runs fn in one transaction on the writer and records what it did (Upgrades); its
