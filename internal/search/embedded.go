@@ -68,10 +68,7 @@ type embeddedIndex struct {
 // an index logs them, since such a pass over a large index can take a while. Nothing for an
 // index already in the current layout, or another backend.
 func Upgrades(ix Index) []string {
-	if p, ok := ix.(preparedIndex); ok {
-		ix = p.Index
-	}
-	if e, ok := ix.(*embeddedIndex); ok {
+	if e, ok := backend(ix).(*embeddedIndex); ok {
 		return e.upgrades
 	}
 	return nil

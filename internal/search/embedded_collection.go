@@ -54,7 +54,8 @@ func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage)
 	c.mu.RLock()
 	s := c.settings
 	c.mu.RUnlock()
-	prepared, err := prepareUpserts(parsed, s.spec(), c.keyedSorts(s))
+	keyed := c.keyedSorts(s)
+	prepared, err := prepareUpserts(parsed, s.spec(), keyed)
 	if err != nil {
 		return fmt.Errorf("upsert %s: %w", c.name, err)
 	}
@@ -64,14 +65,14 @@ func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage)
 	c.ix.writeMu.Lock()
 	defer c.ix.writeMu.Unlock()
 	if !settingsEqual(s, c.settings) { // stable now: changes need ix.writeMu
-		s = c.settings
-		if prepared, err = prepareUpserts(parsed, s.spec(), c.keyedSorts(s)); err != nil {
+		s, keyed = c.settings, c.keyedSorts(c.settings)
+		if prepared, err = prepareUpserts(parsed, s.spec(), keyed); err != nil {
 			return fmt.Errorf("upsert %s: %w", c.name, err)
 		}
 	}
 	// Plain tx.ExecContext: the writer's connection keeps these statements prepared
 	// (internal/sqlitedb), where a tx.Prepare would parse them again on every call.
-	fs := newFacetSQL(c.name+"_docs", s.spec().declared(), c.keyedSorts(s))
+	fs := newFacetSQL(c.name+"_docs", s.spec().declared(), keyed)
 	ftsDel := `DELETE FROM ` + c.name + `_fts WHERE rowid = ?`
 	ftsIns := `INSERT INTO ` + c.name + `_fts(rowid, text) VALUES (?, ?)`
 	// A first load's documents are almost all new (loading is stable under ix.writeMu): each is

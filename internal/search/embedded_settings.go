@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -83,24 +84,24 @@ func (c *embeddedCollection) migrateSortKeys() error {
 	if err != nil {
 		return fmt.Errorf("migrate %s: %w", c.name, err)
 	}
+	cols := sortColumns(keyed)
 	what := ""
-	for _, col := range sortColumns(keyed) {
+	for _, col := range cols {
 		if !have[col] {
 			what = "sort key columns added"
-			break
 		}
+	}
+	if what == "" {
 		// A row without keys was written by a version that did not know them: an older daemon
 		// still running beside a newer command. Its keys, never compared on update (they follow
-		// their facet column), would stay missing; fill them. The key index makes this a lookup.
+		// their facet column), would stay missing; fill them. The key indexes make this a few
+		// lookups.
 		var one int
-		switch err := c.ix.writer.QueryRowContext(ctx, `SELECT 1 FROM `+c.name+`_docs WHERE `+col+` IS NULL LIMIT 1`).Scan(&one); {
+		switch err := c.ix.writer.QueryRowContext(ctx, `SELECT 1 FROM `+c.name+`_docs WHERE `+strings.Join(cols, ` IS NULL OR `)+` IS NULL LIMIT 1`).Scan(&one); {
 		case err == nil:
 			what = "sort keys filled in where an earlier version wrote documents without them"
 		case !errors.Is(err, sql.ErrNoRows):
 			return fmt.Errorf("migrate %s: %w", c.name, err)
-		}
-		if what != "" {
-			break
 		}
 	}
 	if what == "" {
@@ -415,10 +416,7 @@ var loadKeptValues = []string{FieldKind, FieldExtension, FieldDrive, FieldYear, 
 
 // sortIndexed reports whether attr, a sortable attribute, has a sort index now (keyedSorts).
 func (c *embeddedCollection) sortIndexed(attr string) bool {
-	if c.loading.Load() {
-		return false
-	}
-	return c.name != filesCollection || slices.Contains(tableSorts, attr)
+	return !c.loading.Load() && c.keyed(attr)
 }
 
 // indexDefs returns the expression indexes the settings call for, by name. Per filterable

@@ -14,10 +14,7 @@ import (
 
 func openEmbedded(t *testing.T) Index {
 	t.Helper()
-	ix, err := OpenEmbedded(filepath.Join(t.TempDir(), "index.db"))
-	if err != nil {
-		t.Fatalf("open embedded: %v", err)
-	}
+	ix := openEmbeddedAt(t, filepath.Join(t.TempDir(), "index.db"))
 	t.Cleanup(func() {
 		if err := ix.Close(); err != nil {
 			t.Errorf("close: %v", err)

@@ -380,25 +380,28 @@ func (w *facetWalker) appendKey(b []byte, kind byte, path string, comma bool) []
 		}
 		return append(b, ']')
 	}
-	lo, hi := sortKeys(f)
-	key := lo
-	if kind == '>' {
-		key = hi
+	num, str, isNum := facetSortKey(f, kind == '>')
+	if isNum {
+		return protocol.AppendJSONNumber(b, num)
 	}
-	if x, ok := key.(float64); ok {
-		return protocol.AppendJSONNumber(b, x)
-	}
-	return protocol.AppendName(b, key.(string))
+	return protocol.AppendName(b, str)
 }
 
-// sortKeys returns a path's ascending and descending sort keys (its values are sorted): numbers come before strings
-// in both directions (Meilisearch's order), so an array sorts by its smallest number (or
-// string) ascending and its largest descending.
-func sortKeys(f *facet) (lo, hi any) {
-	if len(f.nums) > 0 {
-		return f.nums[0], f.nums[len(f.nums)-1]
+// facetSortKey returns a path's ascending or descending sort key (f has values, sorted): a
+// number if it has any, as numbers come before strings in both directions (Meilisearch's
+// order), so an array sorts by its smallest number (or string) ascending and its largest
+// descending.
+func facetSortKey(f *facet, desc bool) (num float64, str string, isNum bool) {
+	if n := len(f.nums); n > 0 {
+		if desc {
+			return f.nums[n-1], "", true
+		}
+		return f.nums[0], "", true
 	}
-	return f.strs[0], f.strs[len(f.strs)-1]
+	if desc {
+		return 0, f.strs[len(f.strs)-1], false
+	}
+	return 0, f.strs[0], false
 }
 
 // searchText returns the text the full-text index holds for a document: every string and

@@ -163,3 +163,12 @@ func TestMarshalObjectMatchesEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// sortKeys is the reference's sort keys of a path's sorted values, for encoding/json: the
+// smallest and largest number, else string (numbers come before strings in both directions).
+func sortKeys(f *facet) (lo, hi any) {
+	if len(f.nums) > 0 {
+		return f.nums[0], f.nums[len(f.nums)-1]
+	}
+	return f.strs[0], f.strs[len(f.strs)-1]
+}

@@ -671,6 +671,14 @@ type preparedIndex struct {
 	archiveRel string
 }
 
+// backend returns the index ix wraps when it is a preparedIndex, else ix.
+func backend(ix Index) Index {
+	if p, ok := ix.(preparedIndex); ok {
+		return p.Index
+	}
+	return ix
+}
+
 func (p preparedIndex) Files() Collection {
 	return preparedFiles{Collection: p.Index.Files(), archiveRel: p.archiveRel}
 }

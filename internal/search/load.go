@@ -21,10 +21,7 @@ type loader interface {
 // Until end, searches through SQL scan rather than use those indexes. If the process stops
 // before end, the next Configure builds them. Other backends do nothing.
 func BeginLoad(ctx context.Context, ix Index) (end func(context.Context) error, err error) {
-	if p, ok := ix.(preparedIndex); ok {
-		ix = p.Index
-	}
-	l, ok := ix.(loader)
+	l, ok := backend(ix).(loader)
 	if !ok {
 		return func(context.Context) error { return nil }, nil
 	}

@@ -32,25 +32,16 @@ const (
 func sortColumn(kind byte, attr string) string { return `"s` + string(kind) + `:` + attr + `"` }
 
 // appendSortKey appends the ascending or descending sort key of a path's values (sorted, as
-// flatFacets leaves them): its single value, else its smallest number (or string) ascending
-// and its largest descending (sortKeys); f nil or empty: missing.
+// flatFacets leaves them): its single value, else facetSortKey's; f nil or empty: missing.
 func appendSortKey(b []byte, f *facet, desc bool) []byte {
-	switch {
-	case f == nil || len(f.nums)+len(f.strs) == 0:
+	if f == nil || len(f.nums)+len(f.strs) == 0 {
 		return append(b, sortKeyMissing)
-	case len(f.nums) > 0:
-		x := f.nums[0]
-		if desc {
-			x = f.nums[len(f.nums)-1]
-		}
-		return appendNumberKey(b, x, desc)
-	default:
-		s := f.strs[0]
-		if desc {
-			s = f.strs[len(f.strs)-1]
-		}
-		return appendStringKey(b, s, desc)
 	}
+	num, str, isNum := facetSortKey(f, desc)
+	if isNum {
+		return appendNumberKey(b, num, desc)
+	}
+	return appendStringKey(b, str, desc)
 }
 
 func appendNumberKey(b []byte, x float64, desc bool) []byte {
@@ -118,11 +109,16 @@ func (c *embeddedCollection) keyedSorts(s Settings) []string {
 	}
 	var out []string
 	for _, a := range s.Sortable {
-		if slices.Contains(tableSorts, a) {
+		if c.keyed(a) {
 			out = append(out, a)
 		}
 	}
 	return out
+}
+
+// keyed reports whether attr, a sortable attribute, has sort key columns (keyedSorts).
+func (c *embeddedCollection) keyed(attr string) bool {
+	return c.name != filesCollection || slices.Contains(tableSorts, attr)
 }
 
 // sortColumns returns the quoted names of the sort key columns of keyed, in the order of
