@@ -32,6 +32,7 @@ type MarkerUpdater interface {
 // Defaults for Config fields left zero.
 const (
 	DefaultBatch         = 1000
+	DefaultFlushKeys     = 5000
 	DefaultRetryInterval = 5 * time.Second
 	DefaultGather        = 50 * time.Millisecond
 )
@@ -41,6 +42,9 @@ const (
 type Config struct {
 	// Batch is how many keys one round handles (one index write per round).
 	Batch int
+	// FlushKeys is how many applied keys Drain gathers before one Flush of the metadata
+	// directory and one OutboxDone that records them.
+	FlushKeys int
 	// RetryInterval is how long Run waits before retrying failed parts.
 	RetryInterval time.Duration
 	// Gather is how long Run lets wake-ups accumulate before a drain, so a stream of merges is
@@ -61,6 +65,9 @@ type Config struct {
 func (c Config) withDefaults() Config {
 	if c.Batch <= 0 {
 		c.Batch = DefaultBatch
+	}
+	if c.FlushKeys <= 0 {
+		c.FlushKeys = DefaultFlushKeys
 	}
 	if c.RetryInterval <= 0 {
 		c.RetryInterval = DefaultRetryInterval
@@ -177,10 +184,11 @@ func (a *Applier) DrainWhile(ctx context.Context, fn func() error) (applied int,
 
 // Drain applies every pending key once. Keys whose metadata or index part fails stay pending.
 //
-// Rounds overlap: while one round's index write runs (a single SQLite writer, or a request to
-// Meilisearch), the next round is read, rendered and its metadata written, so the index
-// writer, the slowest stage of a first sync, works without pauses. Index writes stay in round
-// order, and a round's drive markers are evaluated only once its own index write is over.
+// Rounds overlap: while one round's index write and by-path links run (a single SQLite
+// writer, or a request to Meilisearch), the next round is read, rendered and its documents
+// written, so the index writer, the slowest stage of a first sync, works without pauses.
+// Index writes and links stay in round order, and a round's drive markers are evaluated only
+// once its own index write and links are over.
 func (a *Applier) Drain(ctx context.Context) (Result, error) {
 	a.drainMu.Lock()
 	defer a.drainMu.Unlock()
@@ -197,10 +205,12 @@ func (a *Applier) Drain(ctx context.Context) (Result, error) {
 		res.IndexErr = err
 		a.log.Warn().Err(err).Msg("search index not configured; will retry")
 	}
-	// Rounds are recorded as applied in groups of at least flushKeys keys, after one Flush
+	// Rounds are recorded as applied in groups of at least FlushKeys keys, after one Flush
 	// that makes all their metadata durable: a crash before it only means they are applied
-	// again (identical bytes are skipped).
+	// again (identical bytes are skipped). A group's flush and record run behind the rounds
+	// (flushBehind), so a slow syncfs stalls no round; one group at a time.
 	var unflushed []catalog.OutboxEntry
+	var flush flushBehind
 	var inflight *round
 	indexed := make(chan struct{}, 1)
 	// finish waits for the round in flight, if any, then settles its drive markers.
@@ -217,41 +227,58 @@ func (a *Applier) Drain(ctx context.Context) (Result, error) {
 		unflushed = append(unflushed, inflight.entries...)
 		inflight = nil
 	}
+	// stop ends the drain: the round in flight and the group being flushed finish first, as
+	// both write res.
+	stop := func(err error) (Result, error) {
+		finish()
+		if ferr := flush.wait(&res); err == nil {
+			err = ferr
+		}
+		return res, err
+	}
 	for {
 		entries, err := a.cat.PendingOutbox(ctx, after, a.cfg.Batch)
 		if err != nil {
-			finish() // the round in flight writes res
-			return res, err
-		}
-		if len(entries) > 0 {
-			after = entries[len(entries)-1].Seq
-			r, err := a.prepareRound(ctx, entries)
-			if err != nil {
-				finish()
-				return res, err
-			}
-			finish()
-			inflight = r
-			// The goroutine touches r alone; finish reads what it left there.
-			write := indexOK
-			go func() {
-				if write {
-					a.indexRound(ctx, r)
-				}
-				indexed <- struct{}{}
-			}()
-		} else {
-			finish()
-		}
-		if len(unflushed) > 0 && (len(entries) == 0 || len(unflushed) >= flushKeys) {
-			if err := a.done(ctx, unflushed, &res); err != nil {
-				finish()
-				return res, err
-			}
-			unflushed = unflushed[:0]
+			return stop(err)
 		}
 		if len(entries) == 0 {
+			finish()
 			break
+		}
+		after = entries[len(entries)-1].Seq
+		r, err := a.prepareRound(ctx, entries)
+		if err != nil {
+			return stop(err)
+		}
+		finish()
+		inflight = r
+		// The goroutine touches r alone; finish reads what it left there. The round's by-path
+		// links are made beside its index write: its documents are written, so no link points
+		// at a document not yet there, and the next round's documents need not wait for them.
+		write := indexOK
+		go func() {
+			var links sync.WaitGroup
+			links.Go(func() { a.applyPaths(r) })
+			if write {
+				a.indexRound(ctx, r)
+			}
+			links.Wait()
+			indexed <- struct{}{}
+		}()
+		if len(unflushed) >= a.cfg.FlushKeys {
+			group := unflushed // the flush owns these now
+			unflushed = nil
+			if err := flush.start(func(n *Result) error { return a.done(ctx, group, n) }, &res); err != nil {
+				return stop(err)
+			}
+		}
+	}
+	if err := flush.wait(&res); err != nil {
+		return res, err
+	}
+	if len(unflushed) > 0 {
+		if err := a.done(ctx, unflushed, &res); err != nil {
+			return res, err
 		}
 	}
 	a.mu.Lock()
@@ -260,8 +287,45 @@ func (a *Applier) Drain(ctx context.Context) (Result, error) {
 	return res, nil
 }
 
-// flushKeys is how many applied keys Drain gathers before one Flush and one OutboxDone.
-const flushKeys = 5000
+// flushBehind runs one group's flush and record (Applier.done) in the background, while the
+// drain applies the next rounds. On a disk, a syncfs of thousands of new files takes long
+// enough that a drain waiting for each would leave the cores idle.
+type flushBehind struct {
+	running chan flushed // nil: nothing in flight
+}
+
+type flushed struct {
+	res Result
+	err error
+}
+
+// start waits for the group in flight, adding its counts to res, then starts done.
+func (f *flushBehind) start(done func(*Result) error, res *Result) error {
+	if err := f.wait(res); err != nil {
+		return err
+	}
+	ch := make(chan flushed, 1)
+	go func() {
+		var out flushed
+		out.err = done(&out.res)
+		ch <- out
+	}()
+	f.running = ch
+	return nil
+}
+
+// wait waits for the group in flight, if any, and adds its counts to res.
+func (f *flushBehind) wait(res *Result) error {
+	if f.running == nil {
+		return nil
+	}
+	out := <-f.running
+	f.running = nil
+	res.Applied += out.res.Applied
+	res.MetaFailed += out.res.MetaFailed
+	res.IndexPending += out.res.IndexPending
+	return out.err
+}
 
 // done flushes the metadata directory and records the entries' done flags, counting them.
 func (a *Applier) done(ctx context.Context, entries []catalog.OutboxEntry, res *Result) error {
@@ -293,15 +357,17 @@ func (a *Applier) done(ctx context.Context, entries []catalog.OutboxEntry, res *
 type round struct {
 	entries  []catalog.OutboxEntry
 	w        indexWrite
-	drives   []int // drive keys, in order
-	indexErr error // why the index write failed, if it did
+	paths    []int             // path keys, in order, for applyPaths
+	links    map[string]string // the documents of those paths (pathDocs)
+	drives   []int             // drive keys, in order
+	indexErr error             // why the index write failed, if it did
 }
 
 // prepareRound renders one page of entries and applies their metadata part. Documents are
 // rendered with one query, and the index part is gathered into one write per kind of change
 // (files upserted, files deleted, chunks replaced) for indexRound. The document files are
-// written by metaWorkers goroutines (most of a document write is the kernel creating files),
-// then the by-path links, which so never point at a document not yet written.
+// written by metaWorkers goroutines (most of a document write is the kernel creating files).
+// The by-path links are left to applyPaths, once the round's documents are written.
 func (a *Applier) prepareRound(ctx context.Context, entries []catalog.OutboxEntry) (*round, error) {
 	docs, err := a.cat.Documents(ctx, roundDocIDs(entries))
 	if err != nil {
@@ -345,16 +411,20 @@ func (a *Applier) prepareRound(ctx context.Context, entries []catalog.OutboxEntr
 			e.MetaDone, e.IndexDone = true, true
 		}
 	}
-	links, err := a.pathDocs(ctx, entries, paths)
-	if err != nil {
+	if r.links, err = a.pathDocs(ctx, entries, paths); err != nil {
 		return nil, err
 	}
+	r.paths = paths
 	a.applyDocMetas(entries, metas)
-	for _, i := range paths {
-		entries[i].MetaDone = a.applyPath(links, strings.TrimPrefix(entries[i].Key, catalog.KeyPath))
-		entries[i].IndexDone = true
-	}
 	return r, nil
+}
+
+// applyPaths makes or removes a prepared round's by-path links, in order.
+func (a *Applier) applyPaths(r *round) {
+	for _, i := range r.paths {
+		r.entries[i].MetaDone = a.applyPath(r.links, strings.TrimPrefix(r.entries[i].Key, catalog.KeyPath))
+		r.entries[i].IndexDone = true
+	}
 }
 
 // indexRound writes a prepared round's index part; a failure is left in r.indexErr, and the

@@ -3,6 +3,8 @@ package outbox_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -527,5 +529,78 @@ func TestDrainWaitsForTheLockFile(t *testing.T) {
 	}
 	if got, want := b.documentJSON(idA), b.rendered(idA); got != want {
 		t.Fatalf("document.json:\n got %s\nwant %s", got, want)
+	}
+}
+
+// Applied keys are recorded in groups whose flush runs behind the next rounds: every group is
+// recorded once the drain returns, with the counts of all of them, and a second drain finds
+// nothing left.
+func TestFlushGroupsBehindTheRounds(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, outbox.Config{Batch: 10, FlushKeys: 25})
+	const docs = 60
+	for i := range docs {
+		id := fmt.Sprintf("%016x", i+1)
+		b.addDoc(id, "d/"+id+".txt")
+	}
+	if res := b.drain(); res.Applied != 2*docs {
+		t.Fatalf("applied %d keys, want %d", res.Applied, 2*docs)
+	}
+	if got := len(b.indexed()); got != docs {
+		t.Fatalf("indexed %d documents, want %d", got, docs)
+	}
+	if res := b.drain(); res.Applied != 0 {
+		t.Fatalf("a second drain applied %d keys, want none", res.Applied)
+	}
+}
+
+// A round's by-path links are made while the next round's documents are written, never
+// before their own documents: a reader walking by-path during a drain finds every link
+// leading to a document.json.
+func TestLinksNeverLeadToUnwrittenDocuments(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, outbox.Config{Batch: 20})
+	const docs = 600
+	for i := range docs {
+		id := fmt.Sprintf("%016x", i+1)
+		b.addDoc(id, fmt.Sprintf("d%02d/%s.txt", i%30, id))
+	}
+	byPath := filepath.Join(b.store.Root(), "by-path")
+	done := make(chan struct{})
+	checked := make(chan [2]int) // links seen mid-drain, links leading nowhere
+	go func() {
+		midway, dangling := 0, 0
+		for {
+			select {
+			case <-done:
+				checked <- [2]int{midway, dangling}
+				return
+			default:
+			}
+			links := 0
+			_ = filepath.WalkDir(byPath, func(p string, d fs.DirEntry, err error) error {
+				if err != nil || d.Type()&fs.ModeSymlink == 0 {
+					return nil
+				}
+				links++
+				if _, err := os.Stat(filepath.Join(p, "document.json")); err != nil {
+					dangling++
+					t.Errorf("by-path link %s leads to no document: %v", p, err)
+				}
+				return nil
+			})
+			if links > 0 && links < docs {
+				midway++
+			}
+		}
+	}()
+	b.drain()
+	close(done)
+	got := <-checked
+	if got[1] > 0 {
+		t.Fatalf("%d links led to no document", got[1])
+	}
+	if got[0] == 0 {
+		t.Fatal("the reader never saw the drain mid-way; the test checked nothing")
 	}
 }
