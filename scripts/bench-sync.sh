@@ -15,6 +15,13 @@
 # With BENCH_SYNC_QUERIES=1 it then starts `homeindexd run` (with its own redis-server) and
 # times 50 searches with snippets and 50 status requests over HTTP (p50 and p95), once the
 # daemon's startup sync has ended, then its resident memory (VmRSS, VmHWM).
+# With BENCH_SYNC_FS=ext4 (root, mkfs.ext4 and loop devices needed) the tree, and every run's
+# output, live on ext4 file systems in loop images (in BENCH_SYNC_IMAGES, default /dev/shm), one
+# made afresh before each run that writes: the file system's own work (directories, inodes, its
+# journal) is measured, and neither the device's latency nor what earlier runs deleted (ext4
+# walks recently freed inodes one by one when it allocates; on a disk reused by run after run
+# that cost swings the same run by 5x). Without it, everything lives in plain directories under
+# the work directory (TMPDIR), where tmpfs makes the floor's file creation nearly free.
 # Usage: scripts/bench-sync.sh [BINARY] [N] [MIN_BYTES MAX_BYTES]  (default 1024 4096)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,14 +29,56 @@ n=${2:-100000}
 lo=${3:-1024} hi=${4:-4096}
 work=${BENCH_SYNC_WORK:-$(mktemp -d)}
 mkdir -p "$work"
+fs=${BENCH_SYNC_FS:-}
+images=${BENCH_SYNC_IMAGES:-/dev/shm}
+case $fs in
+  "") ;;
+  ext4)
+    if [ "$(id -u)" != 0 ] || ! command -v mkfs.ext4 >/dev/null; then
+      echo "BENCH_SYNC_FS=ext4 needs root and mkfs.ext4 (e2fsprogs)" >&2; exit 2
+    fi
+    images=$(mktemp -d "$images/bench-sync-images.XXXXXX") ;;
+  *) echo "BENCH_SYNC_FS: want ext4 or nothing, not $fs" >&2; exit 2 ;;
+esac
 daemon= redis=
 cleanup() {
   [ -z "$daemon" ] || kill "$daemon" 2>/dev/null || true
   [ -z "$redis" ] || kill "$redis" 2>/dev/null || true
   wait 2>/dev/null || true
+  for m in "$work/out" "$work/scratch" "$work/src"; do
+    if mountpoint -q "$m" 2>/dev/null; then umount "$m" || true; fi
+  done
+  [ -z "$fs" ] || rm -rf "$images"
   rm -rf "$work"
 }
 trap cleanup EXIT
+# fresh DIR: DIR made empty; with BENCH_SYNC_FS=ext4, a new ext4 file system mounted there,
+# sparse, with an inode per 4 KiB (a document directory, its document.json and a by-path link
+# per file).
+fresh() {
+  local dir=$1
+  if [ -z "$fs" ]; then
+    rm -rf "$dir"; mkdir -p "$dir"; return
+  fi
+  if mountpoint -q "$dir"; then umount "$dir"; fi
+  mkdir -p "$dir"
+  local img=$images/${dir##*/}.img
+  rm -f "$img"
+  truncate -s "$((n * 48 / 1024 + 1024))M" "$img"
+  # Inode tables and journal written now, not by a kernel thread during the runs.
+  mkfs.ext4 -q -F -i 4096 -E lazy_itable_init=0,lazy_journal_init=0 "$img"
+  mount -o loop "$img" "$dir"
+}
+# settle: with BENCH_SYNC_FS=ext4, every timed run starts from the same kernel state: dirty
+# pages written, caches dropped (inodes and dentries the previous run left, whose slabs the
+# next run would reuse or have to grow: a first sync after the floor took 16-17 s where the same
+# sync run again took 13-14), then the tree read once, so it is in the page cache as on tmpfs.
+settle() {
+  sync
+  [ -n "$fs" ] || return 0
+  echo 3 >/proc/sys/vm/drop_caches
+  find "$files" -type f -exec cat {} + >/dev/null
+}
 bin=${1:-}
 if [ -z "$bin" ]; then
   go build -o "$work/homeindexd" ./cmd/homeindexd
@@ -37,8 +86,10 @@ if [ -z "$bin" ]; then
 fi
 go build -o "$work/syncfloor" ./scripts/syncfloor
 go build -tags benchceiling -o "$work/homeindexd-ceiling" ./cmd/homeindexd
-echo "== generating $n files of $lo-$hi bytes"
-python3 - "$work/files" "$n" "$lo" "$hi" <<'PY'
+echo "== generating $n files of $lo-$hi bytes${fs:+ on $fs}"
+fresh "$work/src"
+files=$work/src/files
+python3 - "$files" "$n" "$lo" "$hi" <<'PY'
 import os, random, sys
 root, n, lo, hi = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 rnd = random.Random(1)
@@ -57,21 +108,22 @@ for i in range(n):
     t = 1577836800 + i  # 2020-01-01, one second apart
     os.utime(name, (t, t))
 PY
-sync
 timed() { /usr/bin/time -f "%e %U %M" -o "$work/time" "$@"; read -r wall user rss <"$work/time"; }
-timed "$work/syncfloor" "$work/files" "$work/floor" >/dev/null
+fresh "$work/scratch"
+settle
+timed "$work/syncfloor" "$files" "$work/scratch/floor" >/dev/null
 floor=$wall
 printf 'floor (syncfloor) of %d files: %s s wall, %s s user, %d KB peak RSS\n' "$n" "$wall" "$user" "$rss"
-rm -rf "$work/floor"
-sync
-export INDEX_DIRECTORY=$work/files METADATA_DIRECTORY=$work/metadata STATE_DIRECTORY=$work/state LOG_FORMAT=json LOGGING_LEVEL=info
+fresh "$work/out"
+export INDEX_DIRECTORY=$files METADATA_DIRECTORY=$work/out/metadata STATE_DIRECTORY=$work/out/state LOG_FORMAT=json LOGGING_LEVEL=info
 for pass in initial unchanged; do
+  settle
   if [ "$pass" = unchanged ]; then
-    timed "$work/syncfloor" -walk "$work/files" >/dev/null
+    timed "$work/syncfloor" -walk "$files" >/dev/null
     bare=$wall
     printf 'bare walk (WalkDir + Lstat) of %d files: %s s wall, %d KB peak RSS\n' "$n" "$wall" "$rss"
   fi
-  timed "$bin" sync >"$work/out" 2>"$work/log" || { cat "$work/log"; exit 1; }
+  timed "$bin" sync >"$work/sync.out" 2>"$work/log" || { cat "$work/log"; exit 1; }
   printf '%s sync of %d files: %s s wall, %s s user, %d KB peak RSS\n' "$pass" "$n" "$wall" "$user" "$rss"
   if [ "$pass" = initial ]; then
     awk -v f="$floor" -v s="$wall" 'BEGIN { printf "  initial sync vs floor: %.0f%% (goal >= 50%%)\n", 100 * f / s }'
@@ -80,30 +132,31 @@ for pass in initial unchanged; do
   fi
   echo "  re-index warnings: $(grep -c 'search index disagreed' "$work/log" || true)"
   [ "$pass" = initial ] && [ "${BENCH_SYNC_CEILING:-1}" = 1 ] || continue
-  grep -o 'documents: [0-9]* new' "$work/out" >"$work/new"
-  sync
-  INDEX_DIRECTORY=$work/files METADATA_DIRECTORY=$work/ceiling/metadata STATE_DIRECTORY=$work/ceiling/state \
+  grep -o 'documents: [0-9]* new' "$work/sync.out" >"$work/new"
+  fresh "$work/scratch"
+  settle
+  METADATA_DIRECTORY=$work/scratch/metadata STATE_DIRECTORY=$work/scratch/state \
     timed "$work/homeindexd-ceiling" sync >"$work/ceiling.out" 2>"$work/ceiling.log" || { cat "$work/ceiling.log"; exit 1; }
   # The ceiling must do all the rest of the sync's work: the same documents, recorded and written.
   if ! grep -qxFf "$work/new" <(grep -o 'documents: [0-9]* new' "$work/ceiling.out"); then
     echo "the ceiling's sync did not record the same documents: $(cat "$work/new")"; exit 1
   fi
-  written=$(find "$work/ceiling/metadata/by-id" -name document.json | wc -l)
+  written=$(find "$work/scratch/metadata/by-id" -name document.json | wc -l)
   if [ "documents: $written new" != "$(cat "$work/new")" ]; then
     echo "the ceiling's sync wrote $written document.json files, not as many as $(cat "$work/new")"; exit 1
   fi
   printf 'ceiling (the same sync, its search-index writes left out) of %d files: %s s wall, %s s user, %d KB peak RSS, %d documents written\n' "$n" "$wall" "$user" "$rss" "$written"
   awk -v f="$floor" -v s="$wall" 'BEGIN { printf "  ceiling vs floor: %.0f%%\n", 100 * f / s }'
-  rm -rf "$work/ceiling"
 done
-du -sh "$work/state" "$work/metadata" | sed 's/^/  on disk: /'
-du -sh "$work/state/catalog.db" "$work/state/search.db" | sed 's/^/  on disk: /'
+du -sh "$work/out/state" "$work/out/metadata" | sed 's/^/  on disk: /'
+du -sh "$work/out/state/catalog.db" "$work/out/state/search.db" | sed 's/^/  on disk: /'
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 if [ "${BENCH_SYNC_DAEMON:-1}" = 1 ]; then
   hport=$(port)
-  sync
+  fresh "$work/scratch"
+  settle
   start=$(date +%s.%N)
-  METADATA_DIRECTORY=$work/first/metadata STATE_DIRECTORY=$work/first/state HTTP_ADDR=127.0.0.1:$hport \
+  METADATA_DIRECTORY=$work/scratch/metadata STATE_DIRECTORY=$work/scratch/state HTTP_ADDR=127.0.0.1:$hport \
     "$bin" run >"$work/first.log" 2>&1 &
   daemon=$!
   # Polled with curl and grep, four times a second: a poll costs the machine next to nothing.
@@ -120,7 +173,6 @@ if [ "${BENCH_SYNC_DAEMON:-1}" = 1 ]; then
   kill "$daemon"; wait "$daemon" || true; daemon=
   printf "daemon's first sync of %d files (homeindexd run, no modules): searchable after %s s wall, %s s CPU\n" "$n" "$wall" "$cpu"
   awk -v f="$floor" -v s="$wall" 'BEGIN { printf "  daemon'"'"'s first sync vs floor: %.0f%%\n", 100 * f / s }'
-  rm -rf "$work/first"
 fi
 [ "${BENCH_SYNC_QUERIES:-}" = 1 ] || exit 0
 

@@ -62,6 +62,14 @@ run ./modules/ocr 'OCRPages' 1x
 
 echo "== homeindexd sync over 100k files against its floor, and the unchanged re-sync against a bare walk"
 ./scripts/bench-sync.sh || failed+=("scripts/bench-sync.sh")
+# The same pairs on fresh ext4 file systems, where creating files costs what it does on a disk
+# (needs root for the loop mounts; see scripts/bench-sync.sh).
+if [ "$(id -u)" = 0 ] && command -v mkfs.ext4 >/dev/null; then
+  echo "== the same on ext4 (BENCH_SYNC_FS=ext4)"
+  BENCH_SYNC_FS=ext4 BENCH_SYNC_DAEMON=0 ./scripts/bench-sync.sh || failed+=("BENCH_SYNC_FS=ext4 scripts/bench-sync.sh")
+else
+  echo "== sync on ext4 left out: it needs root and mkfs.ext4 for its loop mounts"
+fi
 
 echo "== text and media modules end to end over a 10,000-file demo-like tree"
 ./scripts/bench-modules-e2e.sh 10000 || failed+=("scripts/bench-modules-e2e.sh")
