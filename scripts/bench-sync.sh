@@ -52,22 +52,28 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-# fresh DIR: DIR made empty; with BENCH_SYNC_FS=ext4, a new ext4 file system mounted there,
-# sparse, with an inode per 4 KiB (a document directory, its document.json and a by-path link
-# per file).
+# fresh DIR: DIR made empty; with BENCH_SYNC_FS=ext4, a new ext4 file system mounted there:
+# sparse, 24 KiB and four inodes per file (a document directory, its document.json, a by-path
+# link, and room), so its inode tables grow with the tree, not with the image.
 fresh() {
   local dir=$1
-  if [ -z "$fs" ]; then
-    rm -rf "$dir"; mkdir -p "$dir"; return
-  fi
-  if mountpoint -q "$dir"; then umount "$dir"; fi
+  release "$dir"
   mkdir -p "$dir"
+  [ -n "$fs" ] || return 0
   local img=$images/${dir##*/}.img
-  rm -f "$img"
-  truncate -s "$((n * 48 / 1024 + 1024))M" "$img"
+  truncate -s "$((n * 24 / 1024 + 1024))M" "$img"
   # Inode tables and journal written now, not by a kernel thread during the runs.
-  mkfs.ext4 -q -F -i 4096 -E lazy_itable_init=0,lazy_journal_init=0 "$img"
+  mkfs.ext4 -q -F -N "$((4 * n + 65536))" -E lazy_itable_init=0,lazy_journal_init=0 "$img"
   mount -o loop "$img" "$dir"
+}
+# release DIR: DIR and what it holds gone (with BENCH_SYNC_FS=ext4, its file system too).
+release() {
+  local dir=$1
+  if [ -n "$fs" ] && mountpoint -q "$dir"; then
+    umount "$dir"
+    rm -f "$images/${dir##*/}.img"
+  fi
+  rm -rf "$dir"
 }
 # settle: with BENCH_SYNC_FS=ext4, every timed run starts from the same kernel state: dirty
 # pages written, caches dropped (inodes and dentries the previous run left, whose slabs the
@@ -114,6 +120,7 @@ settle
 timed "$work/syncfloor" "$files" "$work/scratch/floor" >/dev/null
 floor=$wall
 printf 'floor (syncfloor) of %d files: %s s wall, %s s user, %d KB peak RSS\n' "$n" "$wall" "$user" "$rss"
+release "$work/scratch"
 fresh "$work/out"
 export INDEX_DIRECTORY=$files METADATA_DIRECTORY=$work/out/metadata STATE_DIRECTORY=$work/out/state LOG_FORMAT=json LOGGING_LEVEL=info
 for pass in initial unchanged; do
@@ -147,6 +154,7 @@ for pass in initial unchanged; do
   fi
   printf 'ceiling (the same sync, its search-index writes left out) of %d files: %s s wall, %s s user, %d KB peak RSS, %d documents written\n' "$n" "$wall" "$user" "$rss" "$written"
   awk -v f="$floor" -v s="$wall" 'BEGIN { printf "  ceiling vs floor: %.0f%%\n", 100 * f / s }'
+  release "$work/scratch"
 done
 du -sh "$work/out/state" "$work/out/metadata" | sed 's/^/  on disk: /'
 du -sh "$work/out/state/catalog.db" "$work/out/state/search.db" | sed 's/^/  on disk: /'
@@ -173,6 +181,7 @@ if [ "${BENCH_SYNC_DAEMON:-1}" = 1 ]; then
   kill "$daemon"; wait "$daemon" || true; daemon=
   printf "daemon's first sync of %d files (homeindexd run, no modules): searchable after %s s wall, %s s CPU\n" "$n" "$wall" "$cpu"
   awk -v f="$floor" -v s="$wall" 'BEGIN { printf "  daemon'"'"'s first sync vs floor: %.0f%%\n", 100 * f / s }'
+  release "$work/scratch"
 fi
 [ "${BENCH_SYNC_QUERIES:-}" = 1 ] || exit 0
 
