@@ -40,18 +40,8 @@ case $fs in
     images=$(mktemp -d "$images/bench-sync-images.XXXXXX") ;;
   *) echo "BENCH_SYNC_FS: want ext4 or nothing, not $fs" >&2; exit 2 ;;
 esac
-daemon= redis=
-cleanup() {
-  [ -z "$daemon" ] || kill "$daemon" 2>/dev/null || true
-  [ -z "$redis" ] || kill "$redis" 2>/dev/null || true
-  wait 2>/dev/null || true
-  for m in "$work/out" "$work/scratch" "$work/src"; do
-    if mountpoint -q "$m" 2>/dev/null; then umount "$m" || true; fi
-  done
-  [ -z "$fs" ] || rm -rf "$images"
-  rm -rf "$work"
-}
-trap cleanup EXIT
+# image DIR: the loop image of the file system mounted at DIR.
+image() { echo "$images/${1##*/}.img"; }
 # fresh DIR: DIR made empty; with BENCH_SYNC_FS=ext4, a new ext4 file system mounted there:
 # sparse, 24 KiB and four inodes per file (a document directory, its document.json, a by-path
 # link, and room), so its inode tables grow with the tree, not with the image.
@@ -60,7 +50,8 @@ fresh() {
   release "$dir"
   mkdir -p "$dir"
   [ -n "$fs" ] || return 0
-  local img=$images/${dir##*/}.img
+  local img
+  img=$(image "$dir")
   truncate -s "$((n * 24 / 1024 + 1024))M" "$img"
   # Inode tables and journal written now, not by a kernel thread during the runs.
   mkfs.ext4 -q -F -N "$((4 * n + 65536))" -E lazy_itable_init=0,lazy_journal_init=0 "$img"
@@ -71,14 +62,24 @@ release() {
   local dir=$1
   if [ -n "$fs" ] && mountpoint -q "$dir"; then
     umount "$dir"
-    rm -f "$images/${dir##*/}.img"
+    rm -f "$(image "$dir")"
   fi
   rm -rf "$dir"
 }
+daemon= redis=
+cleanup() {
+  [ -z "$daemon" ] || kill "$daemon" 2>/dev/null || true
+  [ -z "$redis" ] || kill "$redis" 2>/dev/null || true
+  wait 2>/dev/null || true
+  for m in out scratch src; do release "$work/$m" || true; done
+  [ -z "$fs" ] || rm -rf "$images"
+  rm -rf "$work"
+}
+trap cleanup EXIT
 # settle: with BENCH_SYNC_FS=ext4, every timed run starts from the same kernel state: dirty
-# pages written, caches dropped (inodes and dentries the previous run left, whose slabs the
-# next run would reuse or have to grow: a first sync after the floor took 16-17 s where the same
-# sync run again took 13-14), then the tree read once, so it is in the page cache as on tmpfs.
+# pages written, caches dropped, then the tree read once, so it is in the page cache as on
+# tmpfs. Without it a first sync run right after the floor took 16-17 s, and the same sync run
+# again 13-14 s (a kernel profile put the difference in page zeroing and inode slab set-up).
 settle() {
   sync
   [ -n "$fs" ] || return 0
