@@ -18,11 +18,12 @@ const maxHandleFailures = 10
 const finishTimeout = 5 * time.Second
 
 // Run puts results left in modules:done:processing back in front (RestoreDone: a previous run
-// died before acknowledging them) and consumes modules:done until ctx ends. When Redis or the
-// catalog fails it logs once per outage, waits with a capped exponential backoff (never a busy
-// loop), restores again (a failed BLMOVE reply or Handle may have left a result behind) and
-// retries, so nothing is skipped; a payload Handle failed on maxHandleFailures times in a row
-// is quarantined with the last error. It returns nil when ctx ends.
+// died before acknowledging them, or a take's reply was lost), at start and whenever it is
+// idle, and consumes modules:done until ctx ends. When Redis or the catalog fails it logs once
+// per outage, waits with a capped exponential backoff (never a busy loop), restores again (a
+// failed take's reply or Handle may have left a result behind) and retries, so nothing is
+// skipped; a payload Handle failed on maxHandleFailures times in a row is quarantined with the
+// last error. It returns nil when ctx ends.
 func (m *Merger) Run(ctx context.Context) error {
 	restore := true
 	batch := m.cfg.Batch
@@ -85,6 +86,10 @@ func (m *Merger) step(ctx context.Context, restore *bool, batch int) (failed str
 		m.log.Warn().Str("reason", reason).Msg("result quarantined")
 	}
 	if errors.Is(err, queue.ErrNoDone) {
+		// Idle, so anything in modules:done:processing is a leftover (a take that Redis ran
+		// but whose reply never came): put it back before the next take. One script call
+		// per idle Block.
+		*restore = true
 		return "", nil
 	}
 	if err != nil {

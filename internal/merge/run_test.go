@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/homeindex/homeindex/internal/queue"
+	"github.com/homeindex/homeindex/protocol"
 )
 
 // Run consumes results as they come and wakes OnMerged for each.
@@ -62,6 +63,35 @@ func TestRunSurvivesRedisOutage(t *testing.T) {
 	waitFor(t, "the merge after the outage", func() bool { return f.m.Stats().Merged == 1 })
 	if n := f.logs.count("merger stalled"); n != 1 {
 		t.Fatalf("%d outage log lines, want 1", n)
+	}
+}
+
+// A result stranded in modules:done:processing while the merger runs (Redis ran a take, then
+// died before its reply came, and the client never learnt of it) is put back and merged once
+// the merger is idle, not only at the next start or after an error.
+func TestRunReplaysAResultStrandedWhileRunning(t *testing.T) {
+	f := newFixture(t, Config{Block: 100 * time.Millisecond})
+	f.addDoc(docA, "a.txt", "", "m1")
+	f.addDoc(docB, "b.txt", "", "m1")
+	f.dispatch(docB, "m1")
+	f.runMerger(f.m)
+	// docB's merge shows the merger past its start, where it restores anyway.
+	f.work("m1", func(item string) string { return result("m1", item, `"title":"b"`, "") })
+	waitFor(t, "docB merged", func() bool { return f.m.Stats().Merged == 1 })
+
+	f.dispatch(docA, "m1")
+	item := f.take("m1")
+	f.finish("m1", item, result("m1", item, `"title":"a"`, ""))
+	// What the lost take left: the result moved, by Redis itself, out of the merger's sight.
+	if err := f.rdb.LMove(f.ctx, protocol.DoneKey, protocol.DoneProcessingKey, "LEFT", "RIGHT").Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the stranded result merged", func() bool { return f.m.Stats().Merged == 2 })
+	if d := f.doc(docA); string(d.Fields["title"]) != `"a"` || d.Next != "m2" {
+		t.Fatalf("doc A %+v", d)
+	}
+	if n := f.llen(protocol.DoneProcessingKey); n != 0 {
+		t.Fatalf("%d results left in %s", n, protocol.DoneProcessingKey)
 	}
 }
 

@@ -73,6 +73,11 @@ func Connect(ctx context.Context, opts Options, log zerolog.Logger) (*Client, er
 	}
 	long := *ro
 	long.ReadTimeout, long.PoolSize = -1, 2 // the context's deadline alone bounds a reply
+	// No automatic retry: when Redis runs takeDoneScript and dies before its reply arrives (the
+	// append-only fsync is in that window), a retry on the restarted server takes the next
+	// results and reports success, and the ones the first run moved sit in
+	// modules:done:processing, unknown to the merger. The error makes the merger restore them.
+	long.MaxRetries = -1
 	c := &Client{rdb: redis.NewClient(ro), long: redis.NewClient(&long),
 		log: log.With().Str("component", "queue").Logger(), opts: opts}
 	quietRedisLog.Do(func() { redis.SetLogger(discardLogger{}) })

@@ -308,7 +308,7 @@ return n
 `)
 
 // RestoreDone puts results left in modules:done:processing (the daemon died before acking
-// them, or a BLMOVE reply was lost) back at the head of modules:done, in order, so NextDone
+// them, or a take's reply was lost) back at the head of modules:done, in order, so NextDone
 // replays them. Call it only while no NextDone result is being handled: at start, or when the
 // merger is idle (NextDone returned ErrNoDone), since then anything there is a leftover. Each
 // move is atomic, so a crash midway loses nothing.

@@ -1,7 +1,7 @@
 package e2e
 
 import (
-	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -45,7 +45,9 @@ func epoch(s float64) time.Time {
 	return time.Unix(sec, int64((s-float64(sec))*1e9))
 }
 
-// readRecords reads every *.jsonl file in dir, ordered by start time.
+// readRecords reads every *.jsonl file in dir, ordered by start time. A last line without its
+// newline is left for the next read: a module may be writing it now, and a reader can see an
+// append that crosses a page boundary half done.
 func readRecords(t testing.TB, dir string) []record {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
@@ -54,24 +56,23 @@ func readRecords(t testing.TB, dir string) []record {
 	}
 	var out []record
 	for _, f := range files {
-		fh, err := os.Open(f)
+		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		sc := bufio.NewScanner(fh)
-		for sc.Scan() {
+		complete := b[:bytes.LastIndexByte(b, '\n')+1]
+		for line := range bytes.Lines(complete) {
+			line = bytes.TrimSuffix(line, []byte("\n"))
 			var r record
 			var exact struct {
 				Path protocol.Name `json:"path"` // the exact bytes, not encoding/json's U+FFFD
 			}
-			if err := errors.Join(json.Unmarshal(sc.Bytes(), &r), json.Unmarshal(sc.Bytes(), &exact)); err != nil {
-				fh.Close()
-				t.Fatalf("%s: bad record %q: %v", f, sc.Text(), err)
+			if err := errors.Join(json.Unmarshal(line, &r), json.Unmarshal(line, &exact)); err != nil {
+				t.Fatalf("%s: bad record %q: %v", f, line, err)
 			}
 			r.Path = string(exact.Path)
 			out = append(out, r)
 		}
-		fh.Close()
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Start < out[j].Start })
 	return out
