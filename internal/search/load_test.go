@@ -148,6 +148,24 @@ func TestFirstLoadBuildsTheIndexesAtTheEnd(t *testing.T) {
 	if analyzed != len(want) {
 		t.Errorf("after the load: %d of %d indexes have planner statistics", analyzed, len(want))
 	}
+	// The indexes built at the end were sampled, the kept ones read whole: either way each
+	// statistic of an index over every row (not a partial one) counts them all. Later
+	// ANALYZEs read whole again.
+	w := raw.(*embeddedIndex).writer
+	var wrong string
+	if err := w.QueryRow(`SELECT coalesce(group_concat(idx || '=' || stat, ' '), '') FROM sqlite_stat1
+		JOIN sqlite_schema ON type = 'index' AND name = idx
+		WHERE tbl = 'files_docs' AND coalesce(sql, '') NOT LIKE '% WHERE %'
+		AND CAST(stat AS INTEGER) != (SELECT count(*) FROM files_docs)`).Scan(&wrong); err != nil {
+		t.Fatal(err)
+	}
+	if wrong != "" {
+		t.Errorf("after the load: statistics that miscount the %d rows: %s", 300+analyzeMinWrites, wrong)
+	}
+	var limit int
+	if err := w.QueryRow(`PRAGMA analysis_limit`).Scan(&limit); err != nil || limit != 0 {
+		t.Errorf("after the load: analysis_limit %d (%v), want 0: later statistics would be sampled", limit, err)
+	}
 	check("after the load")
 
 	// A load the process never ended: the next start's Configure builds the indexes.
