@@ -162,6 +162,15 @@ func TestFirstLoadBuildsTheIndexesAtTheEnd(t *testing.T) {
 	if wrong != "" {
 		t.Errorf("after the load: statistics that miscount the %d rows: %s", 300+analyzeMinWrites, wrong)
 	}
+	// The value indexes filters use keep their histograms (a sampled index gets none).
+	var histograms string
+	if err := w.QueryRow(`SELECT coalesce(group_concat(name, ' '), '') FROM (SELECT name FROM sqlite_schema
+		WHERE type = 'index' AND name LIKE 'files_x_v_%' AND name NOT IN (SELECT idx FROM sqlite_stat4) ORDER BY name)`).Scan(&histograms); err != nil {
+		t.Fatal(err)
+	}
+	if histograms != "" {
+		t.Errorf("after the load: value indexes without a histogram (sqlite_stat4): %s", histograms)
+	}
 	var limit int
 	if err := w.QueryRow(`PRAGMA analysis_limit`).Scan(&limit); err != nil || limit != 0 {
 		t.Errorf("after the load: analysis_limit %d (%v), want 0: later statistics would be sampled", limit, err)
