@@ -95,27 +95,14 @@ func (c *embeddedCollection) analyzeAfterLoad(ctx context.Context, sampled []str
 	if _, err := w.ExecContext(ctx, "PRAGMA analysis_limit = 0"); err != nil {
 		return
 	}
-	var rest []string
-	if err := func() error {
-		rows, err := w.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = ?`, c.name+"_docs")
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var name string
-			if err := rows.Scan(&name); err != nil {
-				return err
-			}
-			if !slices.Contains(sampled, name) {
-				rest = append(rest, name)
-			}
-		}
-		return rows.Err()
-	}(); err != nil {
+	indexes, err := nameSet(ctx, w, `SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = ?`, c.name+"_docs")
+	if err != nil {
 		return
 	}
-	for _, name := range rest {
+	for name := range indexes {
+		if slices.Contains(sampled, name) {
+			continue
+		}
 		if _, err := w.ExecContext(ctx, fmt.Sprintf("ANALYZE %q", name)); err != nil {
 			return
 		}
