@@ -54,48 +54,43 @@ func (rc *replyCutter) accept() {
 			client.Close()
 			continue
 		}
-		rc.wg.Add(2)
 		var cutting atomic.Bool
-		closeBoth := func() { client.Close(); server.Close() }
-		go func() { // client → server
-			defer rc.wg.Done()
-			defer closeBoth()
-			buf := make([]byte, 64<<10)
-			for {
-				n, err := client.Read(buf)
-				if n > 0 {
-					if bytes.Contains(bytes.ToLower(buf[:n]), []byte("evalsha")) && rc.armed.CompareAndSwap(true, false) {
-						cutting.Store(true)
-					}
-					if _, werr := server.Write(buf[:n]); werr != nil {
-						return
-					}
-				}
-				if err != nil {
-					return
-				}
+		rc.wg.Add(2)
+		go rc.relay(client, server, func(b []byte) bool {
+			if bytes.Contains(bytes.ToLower(b), []byte("evalsha")) && rc.armed.CompareAndSwap(true, false) {
+				cutting.Store(true)
 			}
-		}()
-		go func() { // server → client, but for the answer to the request being cut
-			defer rc.wg.Done()
-			defer closeBoth()
-			buf := make([]byte, 64<<10)
-			for {
-				n, err := server.Read(buf)
-				if n > 0 && cutting.Load() {
-					rc.cuts.Add(1)
-					return
-				}
-				if n > 0 {
-					if _, werr := client.Write(buf[:n]); werr != nil {
-						return
-					}
-				}
-				if err != nil {
-					return
-				}
+			return false
+		})
+		go rc.relay(server, client, func([]byte) bool { // the answer to the request being cut
+			if cutting.Load() {
+				rc.cuts.Add(1)
+				return true
 			}
-		}()
+			return false
+		})
+	}
+}
+
+// relay copies from src to dst until either side closes, or until drop, shown each chunk
+// read, says to drop it; then it closes both.
+func (rc *replyCutter) relay(src, dst net.Conn, drop func([]byte) bool) {
+	defer rc.wg.Done()
+	defer func() { src.Close(); dst.Close() }()
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			if drop(buf[:n]) {
+				return
+			}
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
 	}
 }
 

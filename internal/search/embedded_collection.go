@@ -224,6 +224,12 @@ func (c *embeddedCollection) analyze(ctx context.Context) {
 	if _, err := c.ix.writer.ExecContext(ctx, "ANALYZE "+target); err != nil {
 		return
 	}
+	c.analyzed(ctx)
+}
+
+// analyzed records a refresh of the statistics: maybeAnalyze counts writes from here, against
+// the table's size now.
+func (c *embeddedCollection) analyzed(ctx context.Context) {
 	var rows int64
 	if err := c.ix.writer.QueryRowContext(ctx, "SELECT count(*) FROM "+c.name+"_docs").Scan(&rows); err != nil {
 		return

@@ -107,9 +107,5 @@ func (c *embeddedCollection) analyzeAfterLoad(ctx context.Context, sampled []str
 			return
 		}
 	}
-	var rows int64
-	if err := w.QueryRowContext(ctx, "SELECT count(*) FROM "+c.name+"_docs").Scan(&rows); err != nil {
-		return
-	}
-	c.written, c.analyzedRows = 0, rows
+	c.analyzed(ctx)
 }
