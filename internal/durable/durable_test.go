@@ -76,3 +76,42 @@ func TestReplaceFileLongName(t *testing.T) {
 		t.Errorf("%d entries left, want the file alone", len(entries))
 	}
 }
+
+func TestCreateFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	dst := filepath.Join(dir, "caf\xe9\n.json") // names are bytes
+	if err := CreateFile(dst, []byte("first"), 0o640, true); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(dst)
+	if err != nil || string(got) != "first" {
+		t.Fatalf("dst holds %q (%v), want %q", got, err, "first")
+	}
+	if fi, _ := os.Stat(dst); fi.Mode().Perm() != 0o640 {
+		t.Errorf("mode %v, want 0640", fi.Mode().Perm())
+	}
+	// It never replaces: an existing name is an error and keeps its content.
+	if err := CreateFile(dst, []byte("second"), 0o640, false); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("CreateFile over an existing file = %v, want fs.ErrExist", err)
+	}
+	if got, _ := os.ReadFile(dst); string(got) != "first" {
+		t.Errorf("existing file now holds %q", got)
+	}
+	// The file was unnamed until linked: the directory holds dst and nothing else.
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("%d entries, want dst alone: %v", len(entries), entries)
+	}
+	if err := CreateFile(filepath.Join(dir, "missing", "x"), nil, 0o644, false); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("CreateFile in a missing directory = %v, want fs.ErrNotExist", err)
+	}
+}
+
+// procfs has no O_TMPFILE: the error says so, for the caller to write through ReplaceFile.
+func TestCreateFileUnsupported(t *testing.T) {
+	t.Parallel()
+	err := CreateFile("/proc/homeindex-create-test", []byte("x"), 0o644, false)
+	if !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("CreateFile in /proc = %v, want errors.ErrUnsupported", err)
+	}
+}

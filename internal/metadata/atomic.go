@@ -35,6 +35,19 @@ func (s *Store) writeAtomic(dir, name string, data []byte) (bool, error) {
 // old file to compare with.
 func (s *Store) writeAtomicIn(dir, name string, data []byte, newDir bool) (bool, error) {
 	dst := filepath.Join(dir, name)
+	if newDir && !s.noTmpfile.Load() {
+		// Nothing to replace in a directory just made: the file is created whole in place.
+		err := durable.CreateFile(dst, data, filePerm, !s.deferSync)
+		if err == nil {
+			return true, s.syncDir(dir)
+		}
+		if errors.Is(err, errors.ErrUnsupported) {
+			s.noTmpfile.Store(true)
+		} else if !errors.Is(err, fs.ErrExist) {
+			return false, err
+		}
+		// Made meanwhile, or no O_TMPFILE here: replaced the usual way.
+	}
 	if !newDir && sameContent(dst, data) {
 		return false, nil
 	}
@@ -72,12 +85,25 @@ func (s *Store) tempName(prefix string) (string, error) {
 //
 // It looks before it creates: a document's directory nearly always exists after its first
 // write (every module hop rewrites document.json), and an lstat takes no lock, where a mkdir
-// that finds the name takes the parent's (by-id/, shared by every document) to fail.
+// that finds the name takes the parent's (by-id/, shared by every document) to fail. But once a
+// call has created its directory, the next ones mkdir first, until one finds its directory
+// there: a first sync makes a directory per document, and there the lstat of a name not yet
+// in by-id/ is a lookup through the directory's index that the mkdir repeats (on ext4, with
+// four writers, a first sync's document writes took a quarter longer with it).
 func (s *Store) ensureDir(dir string) (created bool, err error) {
+	if s.mkdirFirst.Load() {
+		if err := os.Mkdir(dir, dirPerm); err == nil {
+			return true, s.syncDir(filepath.Dir(dir))
+		} else if !errors.Is(err, fs.ErrExist) {
+			return false, err
+		}
+		s.mkdirFirst.Store(false)
+	}
 	fi, err := os.Lstat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		err = os.Mkdir(dir, dirPerm)
 		if err == nil {
+			s.mkdirFirst.Store(true)
 			return true, s.syncDir(filepath.Dir(dir))
 		}
 		if !errors.Is(err, fs.ErrExist) {

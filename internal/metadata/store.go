@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 )
 
 // Names inside the metadata root.
@@ -32,6 +33,13 @@ type Store struct {
 	lastParent string
 
 	deferSync bool // set once before use by DeferSync
+
+	// mkdirFirst: the last ensureDir that had to create its directory did; the next one tries
+	// mkdir before lstat (ensureDir).
+	mkdirFirst atomic.Bool
+	// noTmpfile: this file system cannot create a file unnamed and link it (durable.CreateFile),
+	// so new documents go through the temp directory as replaced ones do.
+	noTmpfile atomic.Bool
 }
 
 // Open returns the store rooted at root, creating root, by-id, by-path and the temp directory

@@ -2,6 +2,7 @@ package metadata
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -215,5 +216,89 @@ func TestDeferSyncWritesAndFlushes(t *testing.T) {
 	}
 	if id, ok, err := s.LinkTarget("a/b.txt"); err != nil || !ok || id != "abc" {
 		t.Fatalf("link %q %v %v", id, ok, err)
+	}
+}
+
+// A run of new documents (a first sync) creates each directory with mkdir first and each file
+// unnamed then linked; a rewrite in between, a symlink in a document's place and a file system
+// without O_TMPFILE all keep WriteDocument's rules.
+func TestWriteDocumentNewDirectories(t *testing.T) {
+	t.Parallel()
+	for _, tmpfile := range []bool{true, false} {
+		s := openStore(t)
+		s.noTmpfile.Store(!tmpfile)
+		doc := func(id string, size int) string { return fmt.Sprintf(`{"id":%q,"size":%d}`, id, size) }
+		for i := range 5 {
+			id := fmt.Sprintf("%016x", i)
+			mustWriteDocument(t, s, id, doc(id, i))
+			if i > 0 && !s.mkdirFirst.Load() {
+				t.Fatalf("tmpfile=%v: after %d new documents ensureDir still looks first", tmpfile, i+1)
+			}
+		}
+		// A rewrite finds its directory there: mkdir fails, the next calls look first.
+		const old = "0000000000000001"
+		if written, err := s.WriteDocument(old, []byte(doc(old, 100))); err != nil || !written {
+			t.Fatalf("tmpfile=%v: rewrite = (%v, %v)", tmpfile, written, err)
+		}
+		if s.mkdirFirst.Load() {
+			t.Errorf("tmpfile=%v: a rewrite left mkdir first", tmpfile)
+		}
+		if got, _ := s.ReadDocument(old); !strings.Contains(string(got), `"size": 100`) {
+			t.Errorf("tmpfile=%v: rewrite not there: %s", tmpfile, got)
+		}
+		// A symlink where a new document's directory goes is refused with mkdir first too, and
+		// nothing is written through it.
+		mustWriteDocument(t, s, "00000000000000ff", doc("00000000000000ff", 1))
+		outside := t.TempDir()
+		const planted = "00000000000000fe"
+		if err := os.Symlink(outside, filepath.Join(s.Root(), "by-id", planted)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.WriteDocument(planted, []byte(doc(planted, 1))); err == nil {
+			t.Errorf("tmpfile=%v: a document was written through a symlink", tmpfile)
+		}
+		if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+			t.Errorf("tmpfile=%v: written outside the store: %v", tmpfile, entries)
+		}
+		for i := range 5 {
+			id := fmt.Sprintf("%016x", i)
+			want := i
+			if id == old {
+				want = 100
+			}
+			got, err := s.ReadDocument(id)
+			if err != nil || !strings.Contains(string(got), fmt.Sprintf(`"size": %d`, want)) {
+				t.Errorf("tmpfile=%v: %s holds %q (%v)", tmpfile, id, got, err)
+			}
+			if fi, err := os.Stat(filepath.Join(s.DocumentDir(id), "document.json")); err != nil || fi.Mode().Perm() != 0o644 {
+				t.Errorf("tmpfile=%v: %s: %v, mode %v", tmpfile, id, err, fi.Mode())
+			}
+			if entries, _ := os.ReadDir(s.DocumentDir(id)); len(entries) != 1 {
+				t.Errorf("tmpfile=%v: %s has %d entries, want document.json alone", tmpfile, id, len(entries))
+			}
+		}
+		if names := tmpEntries(t, s); len(names) != 0 {
+			t.Errorf("tmpfile=%v: temp files left: %v", tmpfile, names)
+		}
+	}
+}
+
+// A document.json already in a directory the caller has just made (another writer's) is
+// replaced, not an error.
+func TestWriteAtomicNewDirectoryTaken(t *testing.T) {
+	t.Parallel()
+	s := openStore(t)
+	dir := filepath.Join(s.Root(), "by-id", "abc")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, documentName), []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if written, err := s.writeAtomicIn(dir, documentName, []byte("new"), true); err != nil || !written {
+		t.Fatalf("writeAtomicIn = (%v, %v), want (true, nil)", written, err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, documentName)); string(got) != "new" {
+		t.Errorf("document.json holds %q, want %q", got, "new")
 	}
 }
