@@ -73,8 +73,8 @@ func ReplaceFile(tmpDir, pattern, dst string, data []byte, perm os.FileMode, syn
 // there is no temp name to create in one directory and rename into another, which on ext4 costs
 // about a sixth of a new document's kernel time. It fails with fs.ErrExist when dst exists (it
 // never replaces), and with an error matching errors.ErrUnsupported when the file system has no
-// O_TMPFILE or /proc is not mounted (the link goes through /proc/self/fd, which needs no
-// privilege): the caller then writes through ReplaceFile. The caller syncs dst's directory when
+// O_TMPFILE, /proc is not mounted (the link goes through /proc/self/fd, which needs no
+// privilege) or the link is refused: the caller then writes through ReplaceFile. The caller syncs dst's directory when
 // the new name must survive a crash.
 func CreateFile(dst string, data []byte, perm os.FileMode, sync bool) error {
 	fd, err := unix.Open(filepath.Dir(dst), unix.O_WRONLY|unix.O_TMPFILE|unix.O_CLOEXEC, uint32(perm))
@@ -94,10 +94,14 @@ func CreateFile(dst string, data []byte, perm os.FileMode, sync bool) error {
 	}
 	if err == nil {
 		err = unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), unix.AT_FDCWD, dst, unix.AT_SYMLINK_FOLLOW)
-		if err == unix.ENOENT {
+		switch err {
+		case unix.ENOENT:
 			if _, serr := os.Stat("/proc/self/fd"); serr != nil {
 				err = errors.Join(errors.ErrUnsupported, err)
 			}
+		case unix.EXDEV, unix.EOPNOTSUPP, unix.EPERM:
+			// A /proc of another mount namespace, or a sandbox that refuses the link.
+			err = errors.Join(errors.ErrUnsupported, err)
 		}
 	}
 	if cerr := unix.Close(fd); err == nil {

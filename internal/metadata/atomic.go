@@ -43,10 +43,9 @@ func (s *Store) writeAtomicIn(dir, name string, data []byte, newDir bool) (bool,
 		}
 		if errors.Is(err, errors.ErrUnsupported) {
 			s.noTmpfile.Store(true)
-		} else if !errors.Is(err, fs.ErrExist) {
-			return false, err
 		}
-		// Made meanwhile, or no O_TMPFILE here: replaced the usual way.
+		// Made meanwhile, no O_TMPFILE here, or any other failure: written the usual way,
+		// which reports what is really wrong, so this path adds no way to fail.
 	}
 	if !newDir && sameContent(dst, data) {
 		return false, nil
