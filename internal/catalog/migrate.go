@@ -10,9 +10,9 @@ func migrateTables(db *sql.DB) error {
 	if err := rebuild(db, `SELECT count(*) FROM sqlite_schema WHERE name = 'outbox' AND sql LIKE '%WITHOUT ROWID'`,
 		`CREATE TABLE outbox_new `+outboxTable,
 		`INSERT INTO outbox_new SELECT key, seq, meta_done, index_done FROM outbox`,
-		`DROP TABLE outbox`, // and outbox_seq
+		`DROP TABLE outbox`, // and its indexes
 		`ALTER TABLE outbox_new RENAME TO outbox`,
-		`CREATE INDEX outbox_seq ON outbox(seq)`,
+		`CREATE INDEX outbox_pending ON outbox`+outboxPendingColumns,
 	); err != nil {
 		return err
 	}

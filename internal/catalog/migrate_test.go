@@ -88,9 +88,50 @@ func TestMigrateOutboxWithoutRowid(t *testing.T) {
 			t.Errorf("outbox after migration: %+v, %v", got, err)
 		}
 		var n int
-		if err := c.r.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE (name = 'outbox' AND sql LIKE '%WITHOUT ROWID') OR name = 'outbox_seq'`).Scan(&n); err != nil || n != 2 {
+		if err := c.r.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE (name = 'outbox' AND sql LIKE '%WITHOUT ROWID') OR name = 'outbox_pending'`).Scan(&n); err != nil || n != 2 {
 			t.Errorf("outbox layout: %d of 2 (%v)", n, err)
 		}
+		if err := c.r.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'outbox'`).Scan(&n); err != nil || n != 1 {
+			t.Errorf("outbox has %d indexes (%v), want outbox_pending alone", n, err)
+		}
 		c.Close()
+	}
+}
+
+// A catalog made with the outbox's former index (seq alone) gets outbox_pending in its place.
+func TestOutboxSeqIndexReplaced(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "catalog.db")
+	c, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	db := sqlitedb.Open("file:" + path)
+	for _, q := range []string{`DROP INDEX outbox_pending`, `CREATE INDEX outbox_seq ON outbox(seq)`} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	c, err = Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var names []string
+	rows, err := c.r.Query(`SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'outbox'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, n)
+	}
+	if len(names) != 1 || names[0] != "outbox_pending" {
+		t.Errorf("outbox indexes %q, want outbox_pending alone", names)
 	}
 }

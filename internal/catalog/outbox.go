@@ -85,9 +85,15 @@ type OutboxEntry struct {
 	IndexDone bool
 }
 
+// pendingOutboxQuery and outboxDoneRange read and delete keys by seq, from outbox_pending alone.
+const (
+	pendingOutboxQuery = `SELECT key, seq, meta_done, index_done FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?`
+	outboxDoneRange    = `DELETE FROM outbox WHERE seq BETWEEN ? AND ?`
+)
+
 // PendingOutbox returns up to limit entries in seq order, starting after seq `after`.
 func (c *Catalog) PendingOutbox(ctx context.Context, after int64, limit int) ([]OutboxEntry, error) {
-	rows, err := c.r.QueryContext(ctx, `SELECT key, seq, meta_done, index_done FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
+	rows, err := c.r.QueryContext(ctx, pendingOutboxQuery, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("catalog: outbox: %w", err)
 	}
@@ -138,7 +144,7 @@ func (c *Catalog) OutboxDone(ctx context.Context, entries []OutboxEntry) error {
 			for j < len(entries) && entries[j].MetaDone && entries[j].IndexDone {
 				j++
 			}
-			if _, err := t.tx.ExecContext(ctx, `DELETE FROM outbox WHERE seq BETWEEN ? AND ?`, e.Seq, entries[j-1].Seq); err != nil {
+			if _, err := t.tx.ExecContext(ctx, outboxDoneRange, e.Seq, entries[j-1].Seq); err != nil {
 				return err
 			}
 			i = j

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -230,4 +231,30 @@ func openWithDocA(t *testing.T) (*Catalog, context.Context) {
 	addDoc(t, c, "a", "")
 	clearOutbox(t, c)
 	return c, context.Background()
+}
+
+// The applier's reads and range deletes of pending keys use outbox_pending alone, never the
+// table as well.
+func TestPendingOutboxUsesTheCoveringIndex(t *testing.T) {
+	t.Parallel()
+	c, ctx := openWithDocA(t)
+	for _, q := range []string{pendingOutboxQuery, outboxDoneRange} {
+		rows, err := c.w.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, 0, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		if len(plan) != 1 || !strings.Contains(plan[0], "USING COVERING INDEX outbox_pending") {
+			t.Errorf("%s: plan %q, want a search of outbox_pending alone", q, plan)
+		}
+	}
 }

@@ -52,10 +52,15 @@ CREATE TABLE IF NOT EXISTS drives (
 -- Keys whose derived state must be (re)written: "doc:<id>", "path:<rel>", "drive:<name>".
 -- The applier renders each key from the catalog as it is at apply time, so replays are no-ops.
 -- seq changes on every re-dirty, so an apply that raced a newer change does not clear it.
--- WITHOUT ROWID: a row is written, found and deleted in one B-tree (and outbox_seq), not in a
--- table and its key's index as well; every change of every hop and sync passes through here.
+-- WITHOUT ROWID: a row is written, found and deleted in one B-tree (and outbox_pending), not
+-- in a table and its key's index as well; every change of every hop and sync passes through
+-- here. outbox_pending holds every column (the key comes with each entry of an index of a
+-- WITHOUT ROWID table), so the applier reads pending keys in seq order, and deletes them by
+-- seq range, from the index alone: over 200k keys a third less CPU for both than with an
+-- index of seq alone (outbox_seq, dropped), which sent each row to the table as well.
 CREATE TABLE IF NOT EXISTS outbox ` + outboxTable + `;
-CREATE INDEX IF NOT EXISTS outbox_seq ON outbox(seq);
+DROP INDEX IF EXISTS outbox_seq;
+CREATE INDEX IF NOT EXISTS outbox_pending ON outbox` + outboxPendingColumns + `;
 -- One row per (document, module) job that is dispatched (state queued: its item is in Redis)
 -- or parked (failed MAX_ATTEMPTS times). token is the dispatch token carried by the item.
 CREATE TABLE IF NOT EXISTS jobs (
@@ -87,6 +92,8 @@ const (
 	meta_done  INTEGER NOT NULL DEFAULT 0,
 	index_done INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID`
+	// outboxPendingColumns are outbox_pending's.
+	outboxPendingColumns = `(seq, meta_done, index_done)`
 	mergesTable = `(
 	doc_id TEXT NOT NULL,
 	module TEXT NOT NULL,
