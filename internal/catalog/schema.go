@@ -94,7 +94,7 @@ const (
 ) WITHOUT ROWID`
 	// outboxPendingColumns are outbox_pending's.
 	outboxPendingColumns = `(seq, meta_done, index_done)`
-	mergesTable = `(
+	mergesTable          = `(
 	doc_id TEXT NOT NULL,
 	module TEXT NOT NULL,
 	token  TEXT NOT NULL,
