@@ -70,12 +70,13 @@ func ReplaceFile(tmpDir, pattern, dst string, data []byte, perm os.FileMode, syn
 // CreateFile writes data to a new file dst, with perm, fsynced when sync is set, so that a
 // reader sees no dst or all of data, never a part. The file is made unnamed in dst's directory
 // (O_TMPFILE), written, then linked at dst: a crash before the link leaves nothing behind, and
-// there is no temp name to create in one directory and rename into another, which on ext4 costs
-// about a sixth of a new document's kernel time. It fails with fs.ErrExist when dst exists (it
-// never replaces), and with an error matching errors.ErrUnsupported when the file system has no
-// O_TMPFILE, /proc is not mounted (the link goes through /proc/self/fd, which needs no
-// privilege) or the link is refused: the caller then writes through ReplaceFile. The caller syncs dst's directory when
-// the new name must survive a crash.
+// no temp name is created in one directory and renamed into another (on ext4, 100k new
+// documents written by four goroutines took about 0.7 s less CPU and 8% less time this way).
+// It fails with fs.ErrExist when dst exists (it never replaces), and with an error matching
+// errors.ErrUnsupported when the file system has no O_TMPFILE, /proc is not mounted (the link
+// goes through /proc/self/fd, which needs no privilege) or the link is refused: the caller
+// then writes through ReplaceFile. The caller syncs dst's directory when the new name must
+// survive a crash.
 func CreateFile(dst string, data []byte, perm os.FileMode, sync bool) error {
 	fd, err := unix.Open(filepath.Dir(dst), unix.O_WRONLY|unix.O_TMPFILE|unix.O_CLOEXEC, uint32(perm))
 	if err != nil {
