@@ -11,28 +11,38 @@ import (
 
 // A catalog whose merges table kept a row per merged result gets one row per document and
 // module: the latest merge's token (a replay of it is still a replay), and the count.
-func TestMigrateMergesToPairs(t *testing.T) {
+// olderCatalog makes a catalog, lets fill write to it, then turns it into one an older version
+// made by running stmts on it, and returns its path.
+func olderCatalog(t *testing.T, fill func(*Catalog), stmts ...string) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "catalog.db")
 	c, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	addDoc(t, c, "a", "m2", "a.txt")
+	if fill != nil {
+		fill(c)
+	}
 	c.Close()
 	db := sqlitedb.Open("file:" + path)
-	for _, q := range []string{
-		`DROP TABLE merges`,
-		`CREATE TABLE merges (doc_id TEXT NOT NULL, module TEXT NOT NULL, token TEXT NOT NULL, at INTEGER NOT NULL,
-			PRIMARY KEY (doc_id, module, token))`,
-		`INSERT INTO merges VALUES ('a', 'm1', 'later', 200), ('a', 'm1', 'first', 100), ('b', 'm1', 'only', 50)`,
-	} {
+	defer db.Close()
+	for _, q := range stmts {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatal(err)
 		}
 	}
-	db.Close()
+	return path
+}
+
+func TestMigrateMergesToPairs(t *testing.T) {
+	path := olderCatalog(t, func(c *Catalog) { addDoc(t, c, "a", "m2", "a.txt") },
+		`DROP TABLE merges`,
+		`CREATE TABLE merges (doc_id TEXT NOT NULL, module TEXT NOT NULL, token TEXT NOT NULL, at INTEGER NOT NULL,
+			PRIMARY KEY (doc_id, module, token))`,
+		`INSERT INTO merges VALUES ('a', 'm1', 'later', 200), ('a', 'm1', 'first', 100), ('b', 'm1', 'only', 50)`,
+	)
 	for range 2 { // the second open finds the table migrated
-		c, err = Open(path)
+		c, err := Open(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,26 +70,14 @@ func TestMigrateMergesToPairs(t *testing.T) {
 // A catalog whose outbox was a rowid table gets the WITHOUT ROWID one, its rows and its seq
 // index kept.
 func TestMigrateOutboxWithoutRowid(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "catalog.db")
-	c, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Close()
-	db := sqlitedb.Open("file:" + path)
-	for _, q := range []string{
+	path := olderCatalog(t, nil,
 		`DROP TABLE outbox`,
 		`CREATE TABLE outbox (key TEXT PRIMARY KEY, seq INTEGER NOT NULL, meta_done INTEGER NOT NULL DEFAULT 0, index_done INTEGER NOT NULL DEFAULT 0)`,
 		`CREATE INDEX outbox_seq ON outbox(seq)`,
 		`INSERT INTO outbox VALUES ('doc:b', 7, 1, 0), ('doc:a', 9, 0, 0)`,
-	} {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	db.Close()
+	)
 	for range 2 {
-		c, err = Open(path)
+		c, err := Open(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,20 +98,8 @@ func TestMigrateOutboxWithoutRowid(t *testing.T) {
 
 // A catalog made with the outbox's former index (seq alone) gets outbox_pending in its place.
 func TestOutboxSeqIndexReplaced(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "catalog.db")
+	path := olderCatalog(t, nil, `DROP INDEX outbox_pending`, `CREATE INDEX outbox_seq ON outbox(seq)`)
 	c, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Close()
-	db := sqlitedb.Open("file:" + path)
-	for _, q := range []string{`DROP INDEX outbox_pending`, `CREATE INDEX outbox_seq ON outbox(seq)`} {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	db.Close()
-	c, err = Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
