@@ -128,10 +128,16 @@ func pyItem(id, rel, uid string) string {
 
 func (e *testEnv) push(key string, items ...string) {
 	e.t.Helper()
-	for _, it := range items {
-		if err := e.rdb.RPush(e.ctx, key, it).Err(); err != nil {
-			e.t.Fatal(err)
-		}
+	if len(items) == 0 {
+		return
+	}
+	args := make([]any, len(items))
+	for i, it := range items {
+		args[i] = it
+	}
+	// One RPUSH: the worker sees all the items at once, never a part of them.
+	if err := e.rdb.RPush(e.ctx, key, args...).Err(); err != nil {
+		e.t.Fatal(err)
 	}
 }
 

@@ -20,11 +20,15 @@ func TestLoadUnloadPerRunPhase(t *testing.T) {
 		}
 		return Result{}, nil
 	}
+	// A batch's items are queued together: pushed one by one, the worker could run the first
+	// and end its phase before the next arrived, which is a second phase.
 	batch := func(n int, prefix string) {
+		var items []string
 		for i := range n {
 			rel := fmt.Sprintf("%s%d.txt", prefix, i)
-			e.push("m:check", e.item(e.file(rel, rel), rel, "uid-m", 1))
+			items = append(items, e.item(e.file(rel, rel), rel, "uid-m", 1))
 		}
+		e.push("m:check", items...)
 		for range n {
 			e.nextDone()
 		}
