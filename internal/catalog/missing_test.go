@@ -84,23 +84,10 @@ func TestPurgeMissing(t *testing.T) {
 		}
 	}
 	// The purge query uses the partial index: its cost follows the expired rows, not the table.
-	var plan strings.Builder
-	rows, err := c.r.QueryContext(ctx, `EXPLAIN QUERY PLAN SELECT id FROM documents WHERE missing_since IS NOT NULL AND missing_since < ?
-		AND NOT EXISTS (SELECT 1 FROM files f WHERE f.doc_id = documents.id) ORDER BY missing_since LIMIT ?`, 1, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var a, b, c2 int
-		var detail string
-		if err := rows.Scan(&a, &b, &c2, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan.WriteString(detail + "\n")
-	}
-	rows.Close()
-	if !strings.Contains(plan.String(), "documents_missing") {
-		t.Errorf("purge plan does not use documents_missing:\n%s", plan.String())
+	plan := strings.Join(queryPlan(t, c.r, `SELECT id FROM documents WHERE missing_since IS NOT NULL AND missing_since < ?
+		AND NOT EXISTS (SELECT 1 FROM files f WHERE f.doc_id = documents.id) ORDER BY missing_since LIMIT ?`, 1, 1), "\n")
+	if !strings.Contains(plan, "documents_missing") {
+		t.Errorf("purge plan does not use documents_missing:\n%s", plan)
 	}
 }
 

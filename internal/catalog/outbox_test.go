@@ -237,23 +237,9 @@ func openWithDocA(t *testing.T) (*Catalog, context.Context) {
 // table as well.
 func TestPendingOutboxUsesTheCoveringIndex(t *testing.T) {
 	t.Parallel()
-	c, ctx := openWithDocA(t)
+	c, _ := openWithDocA(t)
 	for _, q := range []string{pendingOutboxQuery, outboxDoneRange} {
-		rows, err := c.w.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, 0, 10)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		if len(plan) != 1 || !strings.Contains(plan[0], "USING COVERING INDEX outbox_pending") {
+		if plan := queryPlan(t, c.w, q, 0, 10); len(plan) != 1 || !strings.Contains(plan[0], "USING COVERING INDEX outbox_pending") {
 			t.Errorf("%s: plan %q, want a search of outbox_pending alone", q, plan)
 		}
 	}
