@@ -246,7 +246,7 @@ func (a *Applier) Drain(ctx context.Context) (Result, error) {
 			break
 		}
 		after = entries[len(entries)-1].Seq
-		r, err := a.prepareRound(ctx, entries)
+		r, err := a.prepareRound(ctx, entries, indexOK)
 		if err != nil {
 			return stop(err)
 		}
@@ -367,8 +367,10 @@ type round struct {
 // rendered with one query, and the index part is gathered into one write per kind of change
 // (files upserted, files deleted, chunks replaced) for indexRound. The document files are
 // written by metaWorkers goroutines (most of a document write is the kernel creating files).
-// The by-path links are left to applyPaths, once the round's documents are written.
-func (a *Applier) prepareRound(ctx context.Context, entries []catalog.OutboxEntry) (*round, error) {
+// The by-path links are left to applyPaths, once the round's documents are written. With
+// index, the index write's preparation (prepare) runs beside the document writes: it is CPU
+// work the round's index write would otherwise do first, while the cores idle.
+func (a *Applier) prepareRound(ctx context.Context, entries []catalog.OutboxEntry, index bool) (*round, error) {
 	docs, err := a.cat.Documents(ctx, roundDocIDs(entries))
 	if err != nil {
 		return nil, err
@@ -415,7 +417,12 @@ func (a *Applier) prepareRound(ctx context.Context, entries []catalog.OutboxEntr
 		return nil, err
 	}
 	r.paths = paths
+	var prepared sync.WaitGroup
+	if index && !indexWritesSkipped && !r.w.empty() {
+		prepared.Go(func() { a.prepare(&r.w) })
+	}
 	a.applyDocMetas(entries, metas)
+	prepared.Wait()
 	return r, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -364,6 +365,48 @@ func TestDrainInRounds(t *testing.T) {
 		t.Fatalf("applied %d, want 20", res.Applied)
 	}
 	if got := b.indexed(); !slices.Equal(got, ids) {
+		t.Fatalf("indexed %v", got)
+	}
+	// Each round's upsert (7 rounds of 3 keys, each with a doc: key) was prepared, none sent
+	// whole.
+	if p, u := b.index.prepared.Load(), b.index.upserts.Load(); p != 7 || u != 0 {
+		t.Fatalf("%d upserts prepared and %d sent whole, want the 7 rounds' prepared", p, u)
+	}
+}
+
+// A round's index write is prepared while the round before it is written to the index: the
+// first round's write waits until the second round's upsert is prepared, which it would wait
+// for in vain if preparing were part of each write.
+func TestIndexPreparedWhileThePreviousRoundIsWritten(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, outbox.Config{Batch: 2}) // a round: one doc: key and its path: key
+	b.addDoc(idA, "a.txt")
+	b.addDoc(idB, "b.txt")
+	var waited, missed atomic.Bool
+	b.index.beforeWrite = func() { // on the drain's index goroutine: no t.Fatal here
+		if waited.Swap(true) {
+			return
+		}
+		deadline := time.After(wait.Timeout)
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for b.index.prepared.Load() < 2 {
+			select {
+			case <-deadline:
+				missed.Store(true)
+				return
+			case <-tick.C:
+			}
+		}
+	}
+	b.drain()
+	if missed.Load() {
+		t.Fatal("the second round's index write was not prepared while the first was written")
+	}
+	if p := b.index.prepared.Load(); p != 2 {
+		t.Fatalf("%d upserts prepared, want 2", p)
+	}
+	if got := b.indexed(); !slices.Equal(got, []string{idA, idB}) {
 		t.Fatalf("indexed %v", got)
 	}
 }

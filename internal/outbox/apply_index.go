@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/homeindex/homeindex/internal/catalog"
+	"github.com/homeindex/homeindex/internal/search"
 )
 
 // indexWrite gathers one round's index changes.
@@ -18,6 +19,11 @@ type indexWrite struct {
 	chunksOf map[string][]string
 	chunks   []json.RawMessage
 	at       []int // the entries this write completes
+	// The upserts' preparation (prepare), and its failure, which writeIndex reports as the
+	// write's.
+	prepared       bool
+	files, chunked search.PreparedUpsert
+	prepErr        error
 }
 
 func (w *indexWrite) empty() bool { return len(w.at) == 0 }
@@ -42,6 +48,24 @@ func (w *indexWrite) replaceChunks(i int, id, module string, docs []json.RawMess
 	w.chunks = append(w.chunks, docs...)
 }
 
+// prepare does the CPU work of the write's upserts (search.PrepareUpsert) ahead of writeIndex,
+// so it runs beside the previous round's index write instead of before this round's. A
+// failure is kept for writeIndex to report.
+func (a *Applier) prepare(w *indexWrite) {
+	w.prepared = true
+	if len(w.upserts) > 0 {
+		if w.files, w.prepErr = search.PrepareUpsert(a.index.Files(), w.upserts); w.prepErr != nil {
+			w.prepErr = fmt.Errorf("upsert %d documents: %w", len(w.upserts), w.prepErr)
+			return
+		}
+	}
+	if len(w.chunks) > 0 {
+		if w.chunked, w.prepErr = search.PrepareUpsert(a.index.Chunks(), w.chunks); w.prepErr != nil {
+			w.prepErr = fmt.Errorf("upsert %d chunks: %w", len(w.chunks), w.prepErr)
+		}
+	}
+}
+
 // writeIndex sends one round's index changes: live documents replaced whole, deleted and
 // retired ones removed together with their chunks, then each rebuilt chunk set replaced (old
 // chunks of those documents and modules deleted, new ones added).
@@ -49,8 +73,14 @@ func (a *Applier) writeIndex(ctx context.Context, w *indexWrite) error {
 	if indexWritesSkipped {
 		return nil
 	}
-	if len(w.upserts) > 0 {
-		if err := a.index.Files().Upsert(ctx, w.upserts); err != nil {
+	if !w.prepared {
+		a.prepare(w)
+	}
+	if w.prepErr != nil {
+		return w.prepErr
+	}
+	if w.files != nil {
+		if err := w.files.Write(ctx); err != nil {
 			return fmt.Errorf("upsert %d documents: %w", len(w.upserts), err)
 		}
 	}
@@ -67,8 +97,8 @@ func (a *Applier) writeIndex(ctx context.Context, w *indexWrite) error {
 			return fmt.Errorf("delete old chunks: %w", err)
 		}
 	}
-	if len(w.chunks) > 0 {
-		if err := a.index.Chunks().Upsert(ctx, w.chunks); err != nil {
+	if w.chunked != nil {
+		if err := w.chunked.Write(ctx); err != nil {
 			return fmt.Errorf("upsert %d chunks: %w", len(w.chunks), err)
 		}
 	}

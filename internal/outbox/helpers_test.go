@@ -254,45 +254,76 @@ func (b *bundle) chunkCount() int64 {
 var errDown = errors.New("index down")
 
 // switchIndex is the real index with a down switch: while down, every write and Configure
-// fails (reads still work, for assertions).
+// fails (reads still work, for assertions). It counts the upserts prepared (PrepareUpsert)
+// and those sent whole (Upsert).
 type switchIndex struct {
 	search.Index
-	down atomic.Bool
+	down              atomic.Bool
+	prepared, upserts atomic.Int64
+	// beforeWrite, when set, runs before each prepared upsert's write.
+	beforeWrite func()
 }
 
-func (s *switchIndex) Files() search.Collection  { return switchCollection{s.Index.Files(), &s.down} }
-func (s *switchIndex) Chunks() search.Collection { return switchCollection{s.Index.Chunks(), &s.down} }
+func (s *switchIndex) Files() search.Collection  { return switchCollection{s.Index.Files(), s} }
+func (s *switchIndex) Chunks() search.Collection { return switchCollection{s.Index.Chunks(), s} }
 
 type switchCollection struct {
 	search.Collection
-	down *atomic.Bool
+	s *switchIndex
+}
+
+// PrepareUpsert prepares as the real collection does (the CPU work, which needs no backend);
+// the write fails while down.
+func (c switchCollection) PrepareUpsert(docs []json.RawMessage) (search.PreparedUpsert, error) {
+	c.s.prepared.Add(1)
+	u, err := search.PrepareUpsert(c.Collection, docs)
+	if err != nil {
+		return nil, err
+	}
+	return switchUpsert{u, c.s}, nil
+}
+
+type switchUpsert struct {
+	search.PreparedUpsert
+	s *switchIndex
+}
+
+func (u switchUpsert) Write(ctx context.Context) error {
+	if u.s.beforeWrite != nil {
+		u.s.beforeWrite()
+	}
+	if u.s.down.Load() {
+		return errDown
+	}
+	return u.PreparedUpsert.Write(ctx)
 }
 
 var _ search.Collection = switchCollection{}
 
 func (c switchCollection) Configure(ctx context.Context, s search.Settings) error {
-	if c.down.Load() {
+	if c.s.down.Load() {
 		return errDown
 	}
 	return c.Collection.Configure(ctx, s)
 }
 
 func (c switchCollection) Upsert(ctx context.Context, docs []json.RawMessage) error {
-	if c.down.Load() {
+	c.s.upserts.Add(1)
+	if c.s.down.Load() {
 		return errDown
 	}
 	return c.Collection.Upsert(ctx, docs)
 }
 
 func (c switchCollection) Delete(ctx context.Context, ids []string) error {
-	if c.down.Load() {
+	if c.s.down.Load() {
 		return errDown
 	}
 	return c.Collection.Delete(ctx, ids)
 }
 
 func (c switchCollection) DeleteByFilter(ctx context.Context, filter string) error {
-	if c.down.Load() {
+	if c.s.down.Load() {
 		return errDown
 	}
 	return c.Collection.DeleteByFilter(ctx, filter)

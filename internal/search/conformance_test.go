@@ -294,6 +294,43 @@ func runConformance(t *testing.T, open func(t *testing.T) Index) {
 		}
 	})
 
+	t.Run("a prepared upsert writes nothing until written", func(t *testing.T) {
+		t.Parallel()
+		ix := open(t)
+		// The files collection with PrepareFile in front, as the daemon writes it, and a bare one.
+		for name, c := range map[string]Collection{"files": WithFileDocuments(ix, "").Files(), "chunks": ix.Chunks()} {
+			// A bad document fails the preparation, or the write of a backend that prepares nothing.
+			u, err := PrepareUpsert(c, []json.RawMessage{json.RawMessage(`{"id":"good"}`), json.RawMessage(`{"id":"a/b"}`)})
+			if err == nil {
+				err = u.Write(ctxT(t))
+			}
+			if !errors.Is(err, ErrInvalidDocument) {
+				t.Errorf("%s: a prepared upsert of a bad id: error = %v, want ErrInvalidDocument", name, err)
+			}
+			u, err = PrepareUpsert(c, []json.RawMessage{json.RawMessage(`{"id":"p1","note":"prepared walrus"}`),
+				json.RawMessage(`{"id":"p2","note":"second"}`), json.RawMessage(`{"id":"p1","note":"prepared narwhal"}`)})
+			if err != nil {
+				t.Fatalf("%s: prepare: %v", name, err)
+			}
+			if n := count(t, c); n != 0 {
+				t.Errorf("%s: count = %d after preparing, want 0", name, n)
+			}
+			if err := u.Write(ctxT(t)); err != nil {
+				t.Fatalf("%s: write: %v", name, err)
+			}
+			if got := allIDs(t, c); got != "p1 p2" {
+				t.Errorf("%s: ids = [%s], want [p1 p2]", name, got)
+			}
+			var stored []string
+			for _, h := range search(t, c, Query{}).Hits {
+				stored = append(stored, string(h))
+			}
+			if all := strings.Join(stored, " "); !strings.Contains(all, "narwhal") || strings.Contains(all, "walrus") {
+				t.Errorf("%s: stored %s, want the last duplicate of p1", name, all)
+			}
+		}
+	})
+
 	t.Run("ids page through large collections", func(t *testing.T) {
 		t.Parallel()
 		c := open(t).Chunks()

@@ -40,32 +40,62 @@ var _ Collection = (*embeddedCollection)(nil)
 
 // Upsert writes all documents in one transaction.
 func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage) error {
+	u, err := c.prepareUpsert(docs)
+	if err != nil {
+		return err
+	}
+	return u.Write(ctx)
+}
+
+// PrepareUpsert parses the documents and computes their facets, sort keys and text, on every
+// core for a large batch, without the writer's lock: the work of Upsert but its SQL.
+func (c *embeddedCollection) PrepareUpsert(docs []json.RawMessage) (PreparedUpsert, error) {
+	return c.prepareUpsert(docs)
+}
+
+// embeddedUpsert is an upsert prepared with the settings of its preparation.
+type embeddedUpsert struct {
+	c        *embeddedCollection
+	parsed   []parsedDoc
+	settings Settings
+	keyed    []string
+	prepared []upsertDoc
+}
+
+func (c *embeddedCollection) prepareUpsert(docs []json.RawMessage) (*embeddedUpsert, error) {
 	parsed, err := parseDocs(docs)
 	if err != nil {
-		return fmt.Errorf("upsert %s: %w", c.name, err)
+		return nil, fmt.Errorf("upsert %s: %w", c.name, err)
 	}
-	if len(parsed) == 0 {
-		return nil
+	u := &embeddedUpsert{c: c, parsed: lastOfEach(parsed)}
+	if len(u.parsed) == 0 {
+		return u, nil
 	}
-	parsed = lastOfEach(parsed)
 	// Facets and text are computed before the writer's lock, from the settings of now: the
 	// writer, one at a time, then only runs SQL. Settings changed in between (rare) mean
 	// computing them again under the lock.
 	c.mu.RLock()
-	s := c.settings
+	u.settings = c.settings
 	c.mu.RUnlock()
-	keyed := c.keyedSorts(s)
-	prepared, err := prepareUpserts(parsed, s.spec(), keyed)
-	if err != nil {
-		return fmt.Errorf("upsert %s: %w", c.name, err)
+	u.keyed = c.keyedSorts(u.settings)
+	if u.prepared, err = prepareUpserts(u.parsed, u.settings.spec(), u.keyed); err != nil {
+		return nil, fmt.Errorf("upsert %s: %w", c.name, err)
 	}
-	if upsertPrepared != nil {
-		upsertPrepared()
+	return u, nil
+}
+
+// Write writes the prepared documents in one transaction.
+func (u *embeddedUpsert) Write(ctx context.Context) error {
+	c, parsed, prepared := u.c, u.parsed, u.prepared
+	if len(parsed) == 0 {
+		return nil
 	}
 	c.ix.writeMu.Lock()
 	defer c.ix.writeMu.Unlock()
+	s, keyed := u.settings, u.keyed
 	if !settingsEqual(s, c.settings) { // stable now: changes need ix.writeMu
 		s, keyed = c.settings, c.keyedSorts(c.settings)
+		var err error
 		if prepared, err = prepareUpserts(parsed, s.spec(), keyed); err != nil {
 			return fmt.Errorf("upsert %s: %w", c.name, err)
 		}
@@ -80,7 +110,7 @@ func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage)
 	// spares the lookup of every new id before its insert, which probes the same index again.
 	insertFirst := c.loading.Load()
 	var changes []tableChange
-	err = c.inTx(ctx, func(tx writeTx) error {
+	err := c.inTx(ctx, func(tx writeTx) error {
 		changes = changes[:0]
 		// writePage writes a page of documents. With lookup, their stored rows are read first
 		// and a document without one is inserted; without, each is inserted unless its id is
@@ -159,9 +189,6 @@ func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage)
 	c.maybeAnalyze(ctx, len(parsed))
 	return nil
 }
-
-// upsertPrepared, set by tests only, runs between an upsert's preparation and its lock.
-var upsertPrepared func()
 
 // upsertDoc is a parsed document with what its write needs: its facet objects (flatFacets)
 // as JSON for the file table and as JSONB for the columns, its full text and the text's hash.

@@ -316,18 +316,18 @@ func TestUpsertPreparedWithStaleSettings(t *testing.T) {
 	if err := files.Configure(ctx, Settings{Filterable: []string{"size"}}); err != nil {
 		t.Fatal(err)
 	}
-	upsertPrepared = func() {
-		upsertPrepared = nil
-		if err := files.Configure(ctx, Settings{Filterable: []string{"size", "camera_model"}}); err != nil {
-			t.Error(err)
-		}
-	}
-	t.Cleanup(func() { upsertPrepared = nil })
-	if err := files.Upsert(ctx, []json.RawMessage{json.RawMessage(`{"id":"d1","size":7,"camera_model":"X100"}`)}); err != nil {
+	u, err := PrepareUpsert(files, []json.RawMessage{json.RawMessage(`{"id":"d1","size":7,"camera_model":"X100"}`)})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if upsertPrepared != nil {
-		t.Fatal("the hook did not run")
+	if _, ok := u.(*embeddedUpsert); !ok {
+		t.Fatalf("the embedded collection prepared a %T, want its own preparation", u)
+	}
+	if err := files.Configure(ctx, Settings{Filterable: []string{"size", "camera_model"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := u.Write(ctx); err != nil {
+		t.Fatal(err)
 	}
 	r, err := files.Search(ctx, Query{Filter: `camera_model = "X100"`})
 	if err != nil {

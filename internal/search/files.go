@@ -699,6 +699,16 @@ type preparedFiles struct {
 // Upsert prepares each document; one that cannot be prepared is passed on as is, for the
 // backend's validation to name. A large batch is prepared on every core (inParallel).
 func (f preparedFiles) Upsert(ctx context.Context, docs []json.RawMessage) error {
+	return f.Collection.Upsert(ctx, f.prepareFiles(docs))
+}
+
+// PrepareUpsert does Upsert's preparation, and the backend's (PrepareUpsert).
+func (f preparedFiles) PrepareUpsert(docs []json.RawMessage) (PreparedUpsert, error) {
+	return PrepareUpsert(f.Collection, f.prepareFiles(docs))
+}
+
+// prepareFiles runs PrepareFile over docs.
+func (f preparedFiles) prepareFiles(docs []json.RawMessage) []json.RawMessage {
 	out := make([]json.RawMessage, len(docs))
 	inParallel(len(docs), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
@@ -709,7 +719,7 @@ func (f preparedFiles) Upsert(ctx context.Context, docs []json.RawMessage) error
 			out[i] = p
 		}
 	})
-	return f.Collection.Upsert(ctx, out)
+	return out
 }
 
 func (f preparedFiles) Search(ctx context.Context, q Query) (Result, error) {

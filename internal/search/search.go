@@ -33,6 +33,37 @@ type Collection interface {
 	IDs(ctx context.Context, fn func(id string) error) error
 }
 
+// PreparedUpsert is an Upsert cut in two: its documents are checked and converted for the
+// backend when it is made (PrepareUpsert), and Write does the rest, as Upsert would. A caller
+// with a stream of batches prepares the next one while the last is written: an embedded
+// index's write is single-threaded, its preparation runs on every core.
+type PreparedUpsert interface {
+	Write(ctx context.Context) error
+}
+
+// upsertPreparer is a Collection that can prepare an upsert apart from its write.
+type upsertPreparer interface {
+	PrepareUpsert(docs []json.RawMessage) (PreparedUpsert, error)
+}
+
+// PrepareUpsert prepares docs for c: the error is one Upsert would return for them, and
+// Write then does what Upsert would do. A collection that cannot split the work prepares
+// nothing, and Write is its Upsert.
+func PrepareUpsert(c Collection, docs []json.RawMessage) (PreparedUpsert, error) {
+	if p, ok := c.(upsertPreparer); ok {
+		return p.PrepareUpsert(docs)
+	}
+	return plainUpsert{c: c, docs: docs}, nil
+}
+
+// plainUpsert is the PreparedUpsert of a collection without upsertPreparer.
+type plainUpsert struct {
+	c    Collection
+	docs []json.RawMessage
+}
+
+func (u plainUpsert) Write(ctx context.Context) error { return u.c.Upsert(ctx, u.docs) }
+
 // Settings are the attributes a collection can filter and sort on. An attribute also covers
 // its nested fields: "read" makes "read.lang" filterable.
 type Settings struct {
