@@ -72,7 +72,6 @@ func clearOutbox(t *testing.T, c *Catalog) {
 	}
 }
 
-// Open creates the catalog (and its directory); what was committed is there after a reopen.
 // queryPlan returns the detail lines of EXPLAIN QUERY PLAN for query with args.
 func queryPlan(t *testing.T, db *sql.DB, query string, args ...any) []string {
 	t.Helper()
@@ -96,6 +95,7 @@ func queryPlan(t *testing.T, db *sql.DB, query string, args ...any) []string {
 	return plan
 }
 
+// Open creates the catalog (and its directory); what was committed is there after a reopen.
 func TestOpenCreatesAndReopens(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "new", "dir", "catalog.db")

@@ -9,8 +9,6 @@ import (
 	"github.com/homeindex/homeindex/internal/sqlitedb"
 )
 
-// A catalog whose merges table kept a row per merged result gets one row per document and
-// module: the latest merge's token (a replay of it is still a replay), and the count.
 // olderCatalog makes a catalog, lets fill write to it, then turns it into one an older version
 // made by running stmts on it, and returns its path.
 func olderCatalog(t *testing.T, fill func(*Catalog), stmts ...string) string {
@@ -34,6 +32,8 @@ func olderCatalog(t *testing.T, fill func(*Catalog), stmts ...string) string {
 	return path
 }
 
+// A catalog whose merges table kept a row per merged result gets one row per document and
+// module: the latest merge's token (a replay of it is still a replay), and the count.
 func TestMigrateMergesToPairs(t *testing.T) {
 	path := olderCatalog(t, func(c *Catalog) { addDoc(t, c, "a", "m2", "a.txt") },
 		`DROP TABLE merges`,

@@ -40,7 +40,7 @@ var _ Collection = (*embeddedCollection)(nil)
 
 // Upsert writes all documents in one transaction.
 func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage) error {
-	u, err := c.prepareUpsert(docs)
+	u, err := c.PrepareUpsert(docs)
 	if err != nil {
 		return err
 	}
@@ -50,25 +50,12 @@ func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage)
 // PrepareUpsert parses the documents and computes their facets, sort keys and text, on every
 // core for a large batch, without the writer's lock: the work of Upsert but its SQL.
 func (c *embeddedCollection) PrepareUpsert(docs []json.RawMessage) (PreparedUpsert, error) {
-	return c.prepareUpsert(docs)
-}
-
-// embeddedUpsert is an upsert prepared with the settings of its preparation.
-type embeddedUpsert struct {
-	c        *embeddedCollection
-	parsed   []parsedDoc
-	settings Settings
-	keyed    []string
-	prepared []upsertDoc
-}
-
-func (c *embeddedCollection) prepareUpsert(docs []json.RawMessage) (*embeddedUpsert, error) {
 	parsed, err := parseDocs(docs)
 	if err != nil {
 		return nil, fmt.Errorf("upsert %s: %w", c.name, err)
 	}
-	u := &embeddedUpsert{c: c, parsed: lastOfEach(parsed)}
-	if len(u.parsed) == 0 {
+	u := &embeddedUpsert{c: c}
+	if parsed = lastOfEach(parsed); len(parsed) == 0 {
 		return u, nil
 	}
 	// Facets and text are computed before the writer's lock, from the settings of now: the
@@ -78,16 +65,25 @@ func (c *embeddedCollection) prepareUpsert(docs []json.RawMessage) (*embeddedUps
 	u.settings = c.settings
 	c.mu.RUnlock()
 	u.keyed = c.keyedSorts(u.settings)
-	if u.prepared, err = prepareUpserts(u.parsed, u.settings.spec(), u.keyed); err != nil {
+	if u.prepared, err = prepareUpserts(parsed, u.settings.spec(), u.keyed); err != nil {
 		return nil, fmt.Errorf("upsert %s: %w", c.name, err)
 	}
 	return u, nil
 }
 
+// embeddedUpsert is an upsert prepared with the settings of its preparation; each prepared
+// document holds its parsed one.
+type embeddedUpsert struct {
+	c        *embeddedCollection
+	settings Settings
+	keyed    []string
+	prepared []upsertDoc
+}
+
 // Write writes the prepared documents in one transaction.
 func (u *embeddedUpsert) Write(ctx context.Context) error {
-	c, parsed, prepared := u.c, u.parsed, u.prepared
-	if len(parsed) == 0 {
+	c, prepared := u.c, u.prepared
+	if len(prepared) == 0 {
 		return nil
 	}
 	c.ix.writeMu.Lock()
@@ -95,6 +91,10 @@ func (u *embeddedUpsert) Write(ctx context.Context) error {
 	s, keyed := u.settings, u.keyed
 	if !settingsEqual(s, c.settings) { // stable now: changes need ix.writeMu
 		s, keyed = c.settings, c.keyedSorts(c.settings)
+		parsed := make([]parsedDoc, len(prepared))
+		for i := range prepared {
+			parsed[i] = prepared[i].parsedDoc
+		}
 		var err error
 		if prepared, err = prepareUpserts(parsed, s.spec(), keyed); err != nil {
 			return fmt.Errorf("upsert %s: %w", c.name, err)
@@ -186,7 +186,7 @@ func (u *embeddedUpsert) Write(ctx context.Context) error {
 	if err != nil {
 		return sqlErr("upsert "+c.name, err)
 	}
-	c.maybeAnalyze(ctx, len(parsed))
+	c.maybeAnalyze(ctx, len(prepared))
 	return nil
 }
 
