@@ -2,10 +2,13 @@ package durable
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -113,5 +116,117 @@ func TestCreateFileUnsupported(t *testing.T) {
 	err := CreateFile("/proc/homeindex-create-test", []byte("x"), 0o644, false)
 	if !errors.Is(err, errors.ErrUnsupported) {
 		t.Errorf("CreateFile in /proc = %v, want errors.ErrUnsupported", err)
+	}
+}
+
+func inode(t *testing.T, path string) uint64 {
+	t.Helper()
+	fi, err := os.Lstat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Sys().(*syscall.Stat_t).Ino
+}
+
+// Replacing a file again and again moves two inodes back and forth: no inode is made or
+// freed after the first replace.
+func TestSparesReuseInodes(t *testing.T) {
+	t.Parallel()
+	dir, tmp := t.TempDir(), t.TempDir()
+	dst := filepath.Join(dir, "document.json")
+	if err := os.WriteFile(dst, []byte("0"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := NewSpares(tmp, "spare.*")
+	inodes := map[uint64]bool{}
+	for i := 1; i <= 10; i++ {
+		content := strings.Repeat(strconv.Itoa(i), 11-i) // shorter each time: the spare is emptied first
+		if err := s.Replace(dst, []byte(content), 0o644, i%2 == 0); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := os.ReadFile(dst); err != nil || string(got) != content {
+			t.Fatalf("replace %d: dst holds %q (%v), want %q", i, got, err, content)
+		}
+		inodes[inode(t, dst)] = true
+	}
+	if len(inodes) != 2 {
+		t.Errorf("dst had %d inodes over 10 replaces, want 2 (its first and one spare)", len(inodes))
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 1 {
+		t.Errorf("%d spares kept, want 1: %v", len(left), left)
+	}
+	if fi, _ := os.Stat(dst); fi.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v, want 0644", fi.Mode().Perm())
+	}
+}
+
+// A reader that opened the file before it was replaced reads the old content whole, however
+// many replaces follow: the old inode becomes a spare, but one still open is never written.
+func TestSparesSpareReadersFile(t *testing.T) {
+	t.Parallel()
+	dir, tmp := t.TempDir(), t.TempDir()
+	dst := filepath.Join(dir, "document.json")
+	if err := os.WriteFile(dst, []byte("old content"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reader, err := os.Open(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	s := NewSpares(tmp, "spare.*")
+	for _, content := range []string{"new", "newer", "newest"} {
+		if err := s.Replace(dst, []byte(content), 0o644, false); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := os.ReadFile(dst); string(got) != content {
+			t.Fatalf("dst holds %q, want %q", got, content)
+		}
+	}
+	got, err := io.ReadAll(reader)
+	if err != nil || string(got) != "old content" {
+		t.Errorf("the reader of the old file read %q (%v), want %q", got, err, "old content")
+	}
+	// The spare that came from the old file (mode 0600) was set back to 0644 if reused.
+	if fi, _ := os.Stat(dst); fi.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v, want 0644", fi.Mode().Perm())
+	}
+}
+
+// A spare that is not a plain file of ours (here, linked from elsewhere meanwhile) is let go,
+// never written; a dst removed meanwhile is written all the same.
+func TestSparesLetGoOfLinkedSpares(t *testing.T) {
+	t.Parallel()
+	dir, tmp := t.TempDir(), t.TempDir()
+	dst := filepath.Join(dir, "document.json")
+	if err := os.WriteFile(dst, []byte("a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := NewSpares(tmp, "spare.*")
+	if err := s.Replace(dst, []byte("b"), 0o644, false); err != nil {
+		t.Fatal(err)
+	}
+	spares, _ := os.ReadDir(tmp)
+	if len(spares) != 1 {
+		t.Fatalf("%d spares, want 1", len(spares))
+	}
+	other := filepath.Join(dir, "elsewhere")
+	if err := os.Link(filepath.Join(tmp, spares[0].Name()), other); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(dst); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Replace(dst, []byte("c"), 0o644, false); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(dst); string(got) != "c" {
+		t.Errorf("dst holds %q, want %q", got, "c")
+	}
+	if got, _ := os.ReadFile(other); string(got) != "a" {
+		t.Errorf("the file linked to the spare now holds %q, want %q", got, "a")
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("spares left: %v (the linked one let go, the new one renamed into dst)", left)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/homeindex/homeindex/internal/durable"
 	"golang.org/x/sys/unix"
@@ -47,24 +48,56 @@ func (s *Store) writeAtomicIn(dir, name string, data []byte, newDir bool) (bool,
 		// Made meanwhile, no O_TMPFILE here, or any other failure: written the usual way,
 		// which reports what is really wrong, so this path adds no way to fail.
 	}
-	if !newDir && sameContent(dst, data) {
+	var err error
+	switch old := lstatOld(dst, newDir); {
+	case old.same(dst, data):
 		return false, nil
+	case old.plain():
+		// A regular file of one link, the usual old document: its inode is reused, none made.
+		err = s.spares.Replace(dst, data, filePerm, !s.deferSync)
+	default:
+		// Nothing there, or a symlink, a directory, a file linked elsewhere too: replaced by a
+		// new file, as a rename replaces the name and never writes into what it names.
+		err = durable.ReplaceFile(s.tmpDir(), name+".*", dst, data, filePerm, !s.deferSync)
 	}
-	if err := durable.ReplaceFile(s.tmpDir(), name+".*", dst, data, filePerm, !s.deferSync); err != nil {
+	if err != nil {
 		return false, err
 	}
 	return true, s.syncDir(dir)
 }
 
-// sameContent reports whether path is a regular file holding exactly data. One lstat tells
-// most changes apart (the size differs) without opening the file.
-func sameContent(path string, data []byte) bool {
-	fi, err := os.Lstat(path)
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() != int64(len(data)) {
+// oldFile is what an atomic write found at its destination (lstat).
+type oldFile struct{ fi fs.FileInfo }
+
+// lstatOld lstats dst, unless it is in a directory just made.
+func lstatOld(dst string, newDir bool) oldFile {
+	if newDir {
+		return oldFile{}
+	}
+	fi, err := os.Lstat(dst)
+	if err != nil {
+		return oldFile{}
+	}
+	return oldFile{fi}
+}
+
+// same reports whether the file at path is a regular file holding exactly data. The size
+// tells most changes apart without opening the file.
+func (o oldFile) same(path string, data []byte) bool {
+	if o.fi == nil || !o.fi.Mode().IsRegular() || o.fi.Size() != int64(len(data)) {
 		return false
 	}
 	old, err := os.ReadFile(path)
 	return err == nil && bytes.Equal(old, data)
+}
+
+// plain reports whether the file is a regular file with no other name.
+func (o oldFile) plain() bool {
+	if o.fi == nil || !o.fi.Mode().IsRegular() {
+		return false
+	}
+	st, ok := o.fi.Sys().(*syscall.Stat_t)
+	return ok && st.Nlink == 1
 }
 
 // tempName returns an unused-looking name in the .tmp directory, for symlinks, which have no

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -68,6 +69,8 @@ func diffSnapshots(t *testing.T, got, want map[string]string) {
 	}
 }
 
+// tmpEntries lists the temp directory's entries but the spares (durable.Spares), which stay
+// there between writes by design; at most maxSparesAfter of those are allowed.
 func tmpEntries(t *testing.T, s *Store) []string {
 	t.Helper()
 	entries, err := os.ReadDir(s.tmpDir())
@@ -75,11 +78,22 @@ func tmpEntries(t *testing.T, s *Store) []string {
 		t.Fatalf("read temp dir: %v", err)
 	}
 	var names []string
+	spares := 0
 	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "spare.") && e.Type().IsRegular() {
+			spares++
+			continue
+		}
 		names = append(names, e.Name())
+	}
+	if spares > maxSparesAfter {
+		t.Errorf("%d spares in the temp directory, want at most %d", spares, maxSparesAfter)
 	}
 	return names
 }
+
+// maxSparesAfter is the most spares the tests' writers leave: one per concurrent writer.
+const maxSparesAfter = 8
 
 func mustWriteDocument(t *testing.T, s *Store, id, doc string) {
 	t.Helper()

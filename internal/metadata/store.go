@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+
+	"github.com/homeindex/homeindex/internal/durable"
 )
 
 // Names inside the metadata root.
@@ -34,6 +36,9 @@ type Store struct {
 
 	deferSync bool // set once before use by DeferSync
 
+	// spares replace documents and module files in place of temp files (durable.Spares).
+	spares *durable.Spares
+
 	// mkdirFirst: the last ensureDir that had to create its directory did; the next one tries
 	// mkdir before lstat (ensureDir).
 	mkdirFirst atomic.Bool
@@ -50,6 +55,7 @@ func Open(root string) (*Store, error) {
 		return nil, fmt.Errorf("open metadata directory: %w", err)
 	}
 	s := &Store{root: abs, byID: filepath.Join(abs, byIDDir), byPath: filepath.Join(abs, byPathDir)}
+	s.spares = durable.NewSpares(s.tmpDir(), "spare.*")
 	for _, dir := range []string{s.byID, s.byPath, s.tmpDir()} {
 		if err := os.MkdirAll(dir, dirPerm); err != nil {
 			return nil, fmt.Errorf("open metadata directory: %w", err)

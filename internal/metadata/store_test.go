@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -300,5 +301,48 @@ func TestWriteAtomicNewDirectoryTaken(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(filepath.Join(dir, documentName)); string(got) != "new" {
 		t.Errorf("document.json holds %q, want %q", got, "new")
+	}
+}
+
+// A module hop replaces document.json by exchanging it with a spare file, whose inode is
+// written again later: only a plain file of one link is exchanged. A document.json that is a
+// symlink or a hard link to a file elsewhere is replaced by a new file, and what it pointed to
+// is never written, however many writes follow.
+func TestReplaceNeverWritesThroughAPlantedFile(t *testing.T) {
+	t.Parallel()
+	s := openStore(t)
+	outside := t.TempDir()
+	target, hard := filepath.Join(outside, "target"), filepath.Join(s.Root(), "hard")
+	for _, p := range []string{target, hard} {
+		if err := os.WriteFile(p, []byte("not yours"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for id, plant := range map[string]func(dst string) error{
+		"symlinked": func(dst string) error { return os.Symlink(target, dst) },
+		"hardlinked": func(dst string) error { return os.Link(hard, dst) },
+	} {
+		mustWriteDocument(t, s, id, `{"id":"`+id+`"}`)
+		dst := filepath.Join(s.DocumentDir(id), "document.json")
+		if err := os.Remove(dst); err != nil {
+			t.Fatal(err)
+		}
+		if err := plant(dst); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			mustWriteDocument(t, s, id, fmt.Sprintf(`{"id":"%s","n":%d}`, id, i))
+			if fi, err := os.Lstat(dst); err != nil || !fi.Mode().IsRegular() || fi.Sys().(*syscall.Stat_t).Nlink != 1 {
+				t.Fatalf("%s: document.json after write %d: %v, %v", id, i, fi, err)
+			}
+		}
+	}
+	for _, p := range []string{target, hard} {
+		if b, _ := os.ReadFile(p); string(b) != "not yours" {
+			t.Errorf("%s now holds %q", p, b)
+		}
+	}
+	if names := tmpEntries(t, s); len(names) != 0 {
+		t.Errorf("temp files left: %v", names)
 	}
 }
