@@ -319,7 +319,7 @@ func TestReplaceNeverWritesThroughAPlantedFile(t *testing.T) {
 		}
 	}
 	for id, plant := range map[string]func(dst string) error{
-		"symlinked": func(dst string) error { return os.Symlink(target, dst) },
+		"symlinked":  func(dst string) error { return os.Symlink(target, dst) },
 		"hardlinked": func(dst string) error { return os.Link(hard, dst) },
 	} {
 		mustWriteDocument(t, s, id, `{"id":"`+id+`"}`)
