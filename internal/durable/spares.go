@@ -49,6 +49,11 @@ func NewSpares(dir, pattern string) *Spares {
 // is set; the caller syncs dst's directory). dst should be a regular file of one link: the
 // caller knows from the lstat that told it dst's content differs. If dst is gone meanwhile, the
 // spare is renamed into its place.
+//
+// Unlike ReplaceFile's new file, the spare's blocks are written over: without sync, a power
+// cut before the data reaches the disk may leave dst with the spare's old bytes (a kill -9 may
+// not: the page cache holds the new ones). A caller that does not sync must write dst again
+// after such a crash, as the outbox does any round not yet flushed.
 func (s *Spares) Replace(dst string, data []byte, perm os.FileMode, sync bool) error {
 	if s.off.Load() {
 		return ReplaceFile(s.dir, s.pattern, dst, data, perm, sync)

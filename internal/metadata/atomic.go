@@ -29,12 +29,15 @@ const (
 // hop's daemon CPU about 20% higher, each create then dirtying another block group's inode
 // table.)
 func (s *Store) writeAtomic(dir, name string, data []byte) (bool, error) {
-	return s.writeAtomicIn(dir, name, data, false)
+	return s.writeAtomicIn(dir, name, data, false, false)
 }
 
 // writeAtomicIn is writeAtomic; newDir says the caller has just created dir, so there is no
-// old file to compare with.
-func (s *Store) writeAtomicIn(dir, name string, data []byte, newDir bool) (bool, error) {
+// old file to compare with. rewritten says a write that a crash loses before the next Flush
+// is made again (a document: the outbox applies its round again), so it may take a spare's
+// inode (durable.Spares) even with syncs deferred: written over in place and not synced, the
+// spare's blocks may hold their old bytes after a power cut, until that second write.
+func (s *Store) writeAtomicIn(dir, name string, data []byte, newDir, rewritten bool) (bool, error) {
 	dst := filepath.Join(dir, name)
 	if newDir && !s.noTmpfile.Load() {
 		// Nothing to replace in a directory just made: the file is created whole in place.
@@ -52,8 +55,8 @@ func (s *Store) writeAtomicIn(dir, name string, data []byte, newDir bool) (bool,
 	switch old := lstatOld(dst, newDir); {
 	case old.same(dst, data):
 		return false, nil
-	case old.plain():
-		// A regular file of one link, the usual old document: its inode is reused, none made.
+	case old.plain() && (rewritten || !s.deferSync):
+		// A regular file of one link, the usual old document: an inode is reused, none made.
 		err = s.spares.Replace(dst, data, filePerm, !s.deferSync)
 	default:
 		// Nothing there, or a symlink, a directory, a file linked elsewhere too: replaced by a

@@ -36,7 +36,8 @@ type Store struct {
 
 	deferSync bool // set once before use by DeferSync
 
-	// spares replace documents and module files in place of temp files (durable.Spares).
+	// spares replace documents, and files written with syncs, in place of temp files
+	// (durable.Spares; writeAtomicIn).
 	spares *durable.Spares
 
 	// mkdirFirst: the last ensureDir that had to create its directory did; the next one tries
@@ -103,7 +104,7 @@ func (s *Store) WriteIndentedDocument(id string, data []byte) (written bool, err
 	if err != nil {
 		return false, fmt.Errorf("write document %s: %w", id, err)
 	}
-	written, err = s.writeAtomicIn(dir, documentName, data, created)
+	written, err = s.writeAtomicIn(dir, documentName, data, created, true)
 	if err != nil {
 		return false, fmt.Errorf("write document %s: %w", id, err)
 	}

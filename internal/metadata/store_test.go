@@ -296,7 +296,7 @@ func TestWriteAtomicNewDirectoryTaken(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, documentName), []byte("old"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if written, err := s.writeAtomicIn(dir, documentName, []byte("new"), true); err != nil || !written {
+	if written, err := s.writeAtomicIn(dir, documentName, []byte("new"), true, true); err != nil || !written {
 		t.Fatalf("writeAtomicIn = (%v, %v), want (true, nil)", written, err)
 	}
 	if got, _ := os.ReadFile(filepath.Join(dir, documentName)); string(got) != "new" {
@@ -344,5 +344,53 @@ func TestReplaceNeverWritesThroughAPlantedFile(t *testing.T) {
 	}
 	if names := tmpEntries(t, s); len(names) != 0 {
 		t.Errorf("temp files left: %v", names)
+	}
+}
+
+// With syncs deferred, only documents take spares: the outbox writes a document again when a
+// crash comes before its round's Flush, but nothing writes a module's content.json again, so
+// it gets a new file, whose blocks are new, as before. (A spare is linked in the temp
+// directory, so a file holding a spare's inode came from there.)
+func TestDeferSyncSparesForDocumentsOnly(t *testing.T) {
+	t.Parallel()
+	s := openStore(t)
+	s.DeferSync()
+	inode := func(path string) uint64 {
+		fi, err := os.Lstat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Sys().(*syscall.Stat_t).Ino
+	}
+	// fromSpares counts the writes after which path holds an inode that was a spare before.
+	fromSpares := func(path string, write func(i int)) int {
+		n := 0
+		for i := range 4 {
+			spares := map[uint64]bool{}
+			entries, _ := os.ReadDir(s.tmpDir())
+			for _, e := range entries {
+				spares[inode(filepath.Join(s.tmpDir(), e.Name()))] = true
+			}
+			write(i)
+			if spares[inode(path)] {
+				n++
+			}
+		}
+		return n
+	}
+	doc := filepath.Join(s.DocumentDir("abc"), "document.json")
+	if n := fromSpares(doc, func(i int) { mustWriteDocument(t, s, "abc", fmt.Sprintf(`{"id":"abc","n":%d}`, i)) }); n != 2 {
+		t.Errorf("document.json took a spare in %d of 4 writes, want 2 (the first two made the file and the spare)", n)
+	}
+	content := filepath.Join(s.DocumentDir("abc"), "text", "content.json")
+	if n := fromSpares(content, func(i int) {
+		if err := s.WriteModuleFile("abc", "text", "content.json", fmt.Appendf(nil, `["%d"]`, i)); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("content.json took a spare in %d of 4 writes, want none", n)
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
 	}
 }
