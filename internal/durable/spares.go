@@ -21,8 +21,8 @@ import (
 // the old one allocates an inode and frees one per hop. On ext4 without a journal, each
 // allocation then steps over every inode freed in the last minute or more (the kernel's
 // recently_deleted check, one buffer lookup each), so a hop's cost grew with the hops before
-// it: 300 µs of CPU per replace against 74 by exchange on such a disk; on journaled ext4 78
-// against 48, on tmpfs 25 against 16 (4 writers, 2.5 KB files).
+// it: 300-550 µs of CPU per replace against 17-22 here on such a disk; on journaled ext4
+// 78-110 against 27, on tmpfs 24-26 against 10-14 (4 writers, 2.5 KB files).
 //
 // Where the file system has no RENAME_EXCHANGE or no leases (NFS, leases disabled), Replace
 // is ReplaceFile from then on.
@@ -157,10 +157,10 @@ func (s *Spares) reuse(name string, perm os.FileMode) (fd int, size int64, ok bo
 	return fd, st.Size, true
 }
 
-// put keeps name as a free spare, or removes it when enough are kept.
+// put keeps name as a free spare, or removes it when enough are kept or spares are off.
 func (s *Spares) put(name string) {
 	s.mu.Lock()
-	if len(s.free) < maxSpares {
+	if len(s.free) < maxSpares && !s.off.Load() {
 		s.free = append(s.free, name)
 		name = ""
 	}
