@@ -128,19 +128,26 @@ func inode(t *testing.T, path string) uint64 {
 	return fi.Sys().(*syscall.Stat_t).Ino
 }
 
+// sparesFixture makes dir/document.json holding content with perm, and spares in another
+// directory, tmp.
+func sparesFixture(t *testing.T, content string, perm os.FileMode) (dir, tmp, dst string, s *Spares) {
+	t.Helper()
+	dir, tmp = t.TempDir(), t.TempDir()
+	dst = filepath.Join(dir, "document.json")
+	if err := os.WriteFile(dst, []byte(content), perm); err != nil {
+		t.Fatal(err)
+	}
+	return dir, tmp, dst, NewSpares(tmp, "spare.*")
+}
+
 // Replacing a file again and again moves two inodes back and forth: no inode is made or
 // freed after the first replace.
 func TestSparesReuseInodes(t *testing.T) {
 	t.Parallel()
-	dir, tmp := t.TempDir(), t.TempDir()
-	dst := filepath.Join(dir, "document.json")
-	if err := os.WriteFile(dst, []byte("0"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s := NewSpares(tmp, "spare.*")
+	_, tmp, dst, s := sparesFixture(t, "0", 0o644)
 	inodes := map[uint64]bool{}
 	for i := 1; i <= 10; i++ {
-		content := strings.Repeat(strconv.Itoa(i), 11-i) // shorter each time: the spare is emptied first
+		content := strings.Repeat(strconv.Itoa(i), 11-i) // shorter each time: the spare is cut to length
 		if err := s.Replace(dst, []byte(content), 0o644, i%2 == 0); err != nil {
 			t.Fatal(err)
 		}
@@ -164,17 +171,12 @@ func TestSparesReuseInodes(t *testing.T) {
 // many replaces follow: the old inode becomes a spare, but one still open is never written.
 func TestSparesSpareReadersFile(t *testing.T) {
 	t.Parallel()
-	dir, tmp := t.TempDir(), t.TempDir()
-	dst := filepath.Join(dir, "document.json")
-	if err := os.WriteFile(dst, []byte("old content"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	_, _, dst, s := sparesFixture(t, "old content", 0o600)
 	reader, err := os.Open(dst)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer reader.Close()
-	s := NewSpares(tmp, "spare.*")
 	for _, content := range []string{"new", "newer", "newest"} {
 		if err := s.Replace(dst, []byte(content), 0o644, false); err != nil {
 			t.Fatal(err)
@@ -197,12 +199,7 @@ func TestSparesSpareReadersFile(t *testing.T) {
 // never written; a dst removed meanwhile is written all the same.
 func TestSparesLetGoOfLinkedSpares(t *testing.T) {
 	t.Parallel()
-	dir, tmp := t.TempDir(), t.TempDir()
-	dst := filepath.Join(dir, "document.json")
-	if err := os.WriteFile(dst, []byte("a"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s := NewSpares(tmp, "spare.*")
+	dir, tmp, dst, s := sparesFixture(t, "a", 0o644)
 	if err := s.Replace(dst, []byte("b"), 0o644, false); err != nil {
 		t.Fatal(err)
 	}
