@@ -43,6 +43,9 @@ for i in 1 2 3; do
   (cd bench && run . 'AsynqNoop10k' 1x)
 done
 run ./sdk 'SDKNoop' 5000x
+# A document.json replaced as a module hop replaces it: temp file and rename against a spare's
+# inode, 30,000 of each from four goroutines, on the disk under TMPDIR.
+run ./internal/durable 'Replace2KB' 30000x
 # Missing documents: a purge's cost follows the documents purged, not the collection.
 run ./internal/catalog 'PurgeMissing' 50x
 # The outbox's part of a first sync: 200k keys dirtied, read back and recorded done.
