@@ -21,8 +21,8 @@ const (
 )
 
 // writeAtomic writes data to dir/name through a temp file in the store's .tmp directory: write,
-// fsync, rename, fsync dir. It returns false without writing when dir/name already holds data
-// (a regular file, not a link to one).
+// fsync, rename, fsync dir (or through a spare there: writeAtomicIn). It returns false without
+// writing when dir/name already holds data (a regular file, not a link to one).
 // Temp files live in one directory (not beside the target) so CleanTemp costs O(leftovers),
 // not a walk of by-id, and modules listing their own directories never see them. (A temp file
 // beside document.json, renamed within its directory, was tried: on ext4 it made a module
