@@ -227,3 +227,23 @@ func TestSparesLetGoOfLinkedSpares(t *testing.T) {
 		t.Errorf("spares left: %v (the linked one let go, the new one renamed into dst)", left)
 	}
 }
+
+// The probe at the first replace finds what the test's file system offers (exchange and
+// leases, on ext4 and tmpfs) and leaves nothing behind.
+func TestSparesProbeLeavesSparesOn(t *testing.T) {
+	t.Parallel()
+	_, tmp, dst, s := sparesFixture(t, "a", 0o644)
+	s.probed.Do(s.probe)
+	if s.off.Load() {
+		t.Fatalf("spares off after the probe of %s", tmp)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("the probe left %v", left)
+	}
+	if err := s.Replace(dst, []byte("b"), 0o644, false); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 1 {
+		t.Errorf("%d spares after one replace, want 1", len(left))
+	}
+}
