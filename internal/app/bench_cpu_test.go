@@ -9,10 +9,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/homeindex/homeindex/internal/testutil/proccpu"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -32,14 +32,14 @@ func (m *cpuMeter) start(ctx context.Context, rdb *redis.Client) {
 		rdb.ConfigSet(ctx, "slowlog-log-slower-than", "0")
 		rdb.SlowLogReset(ctx)
 	}
-	m.procStart, m.rdsStart = processCPU(), redisCPU(ctx, rdb)
+	m.procStart, m.rdsStart = proccpu.Used(), redisCPU(ctx, rdb)
 }
 
 // stop ends a timed part; with BENCH_REDIS_COMMANDSTATS set it prints the redis-server's
 // INFO commandstats of the part (calls and CPU µs by command, Lua scripts as evalsha), then
 // each script's calls and time from the slow log, named by its SHA1's start and first key.
 func (m *cpuMeter) stop(ctx context.Context, rdb *redis.Client) {
-	m.proc += processCPU() - m.procStart
+	m.proc += proccpu.Used() - m.procStart
 	m.redis += redisCPU(ctx, rdb) - m.rdsStart
 	if os.Getenv("BENCH_REDIS_COMMANDSTATS") != "" {
 		stats, _ := rdb.Info(ctx, "commandstats").Result()
@@ -73,14 +73,6 @@ func (m *cpuMeter) stop(ctx context.Context, rdb *redis.Client) {
 func (m *cpuMeter) report(b *testing.B) {
 	b.ReportMetric(m.proc.Seconds()/float64(b.N), "proc-cpu-s/op")
 	b.ReportMetric(m.redis.Seconds()/float64(b.N), "redis-cpu-s/op")
-}
-
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // redisCPU is used_cpu_sys + used_cpu_user from INFO cpu.

@@ -6,9 +6,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
-	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/homeindex/homeindex/internal/testutil/proccpu"
 )
 
 // BenchmarkReplace2KB replaces 2.5 KB files, as a module hop replaces a document.json, from
@@ -33,7 +32,7 @@ func BenchmarkReplace2KB(b *testing.B) {
 			}
 			s := NewSpares(tmp, "spare.*")
 			var next atomic.Int64
-			cpu := processCPU(b)
+			cpu := proccpu.Used()
 			b.SetParallelism(2) // four goroutines on the two cores
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
@@ -52,16 +51,7 @@ func BenchmarkReplace2KB(b *testing.B) {
 				}
 			})
 			b.StopTimer()
-			b.ReportMetric(float64((processCPU(b)-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
+			b.ReportMetric(float64((proccpu.Used()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
 		})
 	}
-}
-
-// processCPU is the process's user and system CPU so far.
-func processCPU(b *testing.B) time.Duration {
-	var ru unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

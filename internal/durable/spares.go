@@ -29,6 +29,7 @@ import (
 type Spares struct {
 	dir     string
 	pattern string
+	uid     int // the effective uid, which owns a spare this process may write
 
 	probed sync.Once
 	mu     sync.Mutex
@@ -43,7 +44,7 @@ const maxSpares = 64
 // pattern as os.CreateTemp names files. dir's spares are temp files: remove them with the
 // rest of dir's leftovers at start; a spare found missing is made again.
 func NewSpares(dir, pattern string) *Spares {
-	return &Spares{dir: dir, pattern: TempPattern(pattern)}
+	return &Spares{dir: dir, pattern: TempPattern(pattern), uid: os.Geteuid()}
 }
 
 // Replace writes data to dst as ReplaceFile does (dst replaced whole, fsynced first when sync
@@ -164,7 +165,7 @@ func (s *Spares) reuse(name string, perm os.FileMode) (fd int, size int64, ok bo
 	}
 	var st unix.Stat_t
 	ok = unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink == 1 &&
-		int(st.Uid) == os.Geteuid()
+		int(st.Uid) == s.uid
 	if ok {
 		_, err := unix.FcntlInt(uintptr(fd), unix.F_SETLEASE, unix.F_WRLCK)
 		if err == unix.EINVAL || err == unix.ENOSYS {

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/homeindex/homeindex/internal/testutil/proccpu"
 )
 
 // hopSettings are the files index settings of a daemon with one module: the core attributes
@@ -58,13 +59,13 @@ func BenchmarkEmbeddedHop(b *testing.B) {
 			}
 		}
 		b.StartTimer()
-		cpu0 := processCPU(b)
+		cpu0 := proccpu.Used()
 		for chunk := range slices.Chunk(after, round) {
 			if err := files.Upsert(ctx, chunk); err != nil {
 				b.Fatal(err)
 			}
 		}
-		cpu += processCPU(b) - cpu0
+		cpu += proccpu.Used() - cpu0
 		b.StopTimer()
 		if err := ix.Close(); err != nil {
 			b.Fatal(err)
@@ -89,13 +90,4 @@ func openHopIndex(b *testing.B) (Index, Collection) {
 		b.Fatal(err)
 	}
 	return ix, files
-}
-
-// processCPU is the user and system CPU time this process used so far.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/homeindex/homeindex/internal/sqlitedb"
+	"github.com/homeindex/homeindex/internal/testutil/proccpu"
 )
 
 // BenchmarkFirstLoadVsSQLiteFloor100k: the files index's part of a first sync of 100k new
@@ -50,7 +51,7 @@ func BenchmarkFirstLoadVsSQLiteFloor100k(b *testing.B) {
 		floor := openSQLiteFloor(b, filepath.Join(b.TempDir(), "floor.db"))
 		b.StartTimer()
 
-		cpu0 := processCPU(b)
+		cpu0 := proccpu.Used()
 		end, err := BeginLoad(ctx, ix)
 		if err != nil {
 			b.Fatal(err)
@@ -63,9 +64,9 @@ func BenchmarkFirstLoadVsSQLiteFloor100k(b *testing.B) {
 		if err := end(ctx); err != nil {
 			b.Fatal(err)
 		}
-		cpu1 := processCPU(b)
+		cpu1 := proccpu.Used()
 		writeSQLiteFloor(b, floor, ids, prepared, texts, 1000)
-		cpu2 := processCPU(b)
+		cpu2 := proccpu.Used()
 		indexCPU += cpu1 - cpu0
 		floorCPU += cpu2 - cpu1
 

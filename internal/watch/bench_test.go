@@ -7,11 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/homeindex/homeindex/internal/testutil/proccpu"
 )
 
 // The benchmark tree: 100,000 small files in 1,000 directories (10 × 100, two levels below the
@@ -64,13 +64,6 @@ func benchTree(b *testing.B) string {
 	return benchRoot
 }
 
-// cpuTime is this process's user+system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // BenchmarkPlace100k: watches placed over the 100k-file tree and the time to place them.
 func BenchmarkPlace100k(b *testing.B) {
 	root := benchTree(b)
@@ -110,11 +103,11 @@ func BenchmarkEvents1000(b *testing.B) {
 		}
 	}
 	// Reference: the touches alone.
-	c0 := cpuTime()
+	c0 := proccpu.Used()
 	for i := range 5 {
 		touch(i)
 	}
-	bare := (cpuTime() - c0) / 5
+	bare := (proccpu.Used() - c0) / 5
 
 	w := New(Config{Roots: []string{root}, Budget: 1 << 20, Settle: time.Hour, MaxDelay: time.Hour})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -127,13 +120,13 @@ func BenchmarkEvents1000(b *testing.B) {
 	round := 10
 	for b.Loop() {
 		before := w.Status().Events
-		c := cpuTime()
+		c := proccpu.Used()
 		touch(round)
 		round++
 		for w.Status().Events < before+int64(len(files)) {
 			time.Sleep(time.Millisecond) // polling the counter
 		}
-		total += cpuTime() - c
+		total += proccpu.Used() - c
 	}
 	cancel()
 	<-done
@@ -152,19 +145,19 @@ func BenchmarkRewalk100k(b *testing.B) {
 	w.unwatched[root] = reasonBudget
 	w.mu.Unlock()
 	w.rewalk() // baseline
-	c := cpuTime()
+	c := proccpu.Used()
 	for b.Loop() {
 		if n := w.rewalk(); n != 0 {
 			b.Fatalf("%d directories changed in an unchanged tree", n)
 		}
 	}
-	b.ReportMetric(float64((cpuTime()-c).Microseconds())/1000/float64(b.N), "cpu-ms/pass")
+	b.ReportMetric(float64((proccpu.Used()-c).Microseconds())/1000/float64(b.N), "cpu-ms/pass")
 	b.ReportMetric(float64(len(w.digests)), "dirs")
 }
 
 func BenchmarkBareWalkDirLstat100k(b *testing.B) {
 	root := benchTree(b)
-	c := cpuTime()
+	c := proccpu.Used()
 	for b.Loop() {
 		n := 0
 		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -181,5 +174,5 @@ func BenchmarkBareWalkDirLstat100k(b *testing.B) {
 			b.Fatalf("WalkDir: %d entries, %v", n, err)
 		}
 	}
-	b.ReportMetric(float64((cpuTime()-c).Microseconds())/1000/float64(b.N), "cpu-ms/pass")
+	b.ReportMetric(float64((proccpu.Used()-c).Microseconds())/1000/float64(b.N), "cpu-ms/pass")
 }
