@@ -9,7 +9,7 @@ import "github.com/redis/go-redis/v9"
 // claimScript answers {queue, item}, nil (nothing to take) or this code.
 const claimShareWait int64 = 0 // a run waits, but this worker does not head every share list
 
-// finishScript and handBackScript.
+// finishScript, handBackScript and finishClaimScript (which may also answer {queue, item}).
 const (
 	heldGone    int64 = 0  // the timeouts member is gone (reaped, or an identical item finished)
 	heldDone    int64 = 1  // finished or handed back
@@ -50,6 +50,7 @@ func newScript(src string) *redis.Script {
 var scriptCodes = map[*redis.Script][]int64{
 	claimScript:          {claimShareWait},
 	finishScript:         {heldGone, heldDone, heldExpired},
+	finishClaimScript:    {heldGone, heldDone, heldExpired},
 	handBackScript:       {heldGone, heldDone, heldExpired},
 	runNowScript:         {heldGone, heldExpired, runNowNotHolder},
 	setAsideScript:       {asideGone, asideMoved},

@@ -36,33 +36,61 @@ const (
 // claim takes the next item (claimScript): a check, else a run when mayRun. The local
 // deadline starts before the script runs, so it never falls after the one Redis records.
 func (w *Worker) claim(ctx context.Context, mayRun bool) (lease, claimStatus, error) {
-	args := []any{w.timeout, "0", w.cfg.WorkerID, w.directMarker}
-	if mayRun {
-		args[1] = "1"
-	}
 	start := time.Now()
-	v, err := claimScript.Run(ctx, w.rdb, w.claimKeys, args...).Result()
+	v, err := claimScript.Run(ctx, w.rdb, w.claimKeys, w.timeout, runFlag(mayRun), w.cfg.WorkerID, w.directMarker).Result()
 	if errors.Is(err, redis.Nil) {
 		return lease{}, claimEmpty, nil
 	}
 	if err != nil {
 		return lease{}, 0, fmt.Errorf("claim an item: %w", err)
 	}
-	switch v := v.(type) {
-	case []any:
-		if len(v) == 2 {
-			q, _ := v[0].(string)
-			item, ok := v[1].(string)
-			if ok && (q == w.keys.check || q == w.keys.run) {
-				return lease{queue: q, item: item, deadline: start.Add(w.cfg.Timeout)}, claimed, nil
-			}
-		}
-	case int64:
-		if v == claimShareWait && w.shares != nil {
-			return lease{}, claimNotHolder, nil
-		}
+	if v, ok := v.(int64); ok && v == claimShareWait && w.shares != nil {
+		return lease{}, claimNotHolder, nil
+	}
+	if l, ok := w.claimed(v, start); ok {
+		return l, claimed, nil
 	}
 	return lease{}, 0, fmt.Errorf("claim an item: unexpected reply %v", v)
+}
+
+// claimed reads a {queue, item} reply of claimScript or finishClaimScript, sent at start.
+func (w *Worker) claimed(v any, start time.Time) (lease, bool) {
+	if v, ok := v.([]any); ok && len(v) == 2 {
+		q, _ := v[0].(string)
+		item, ok := v[1].(string)
+		if ok && (q == w.keys.check || q == w.keys.run) {
+			return lease{queue: q, item: item, deadline: start.Add(w.cfg.Timeout)}, true
+		}
+	}
+	return lease{}, false
+}
+
+func runFlag(mayRun bool) string {
+	if mayRun {
+		return "1"
+	}
+	return "0"
+}
+
+// nextItem is the item step works on: the one the last finish took (finishClaimScript), or a
+// claim's.
+func (w *Worker) nextItem(ctx context.Context, mayRun bool) (lease, claimStatus, error) {
+	if l := w.next; l != nil {
+		w.next = nil
+		return *l, claimed, nil
+	}
+	return w.claim(ctx, mayRun)
+}
+
+// handBackNext returns the item the last finish took, if step has not started it (Serve is
+// stopping).
+func (w *Worker) handBackNext() {
+	if l := w.next; l != nil {
+		w.next = nil
+		if err := w.handBack(*l, w.log); err != nil {
+			w.log.Warn().Err(err).Msg("could not hand the next item back: the reaper offers it again after its deadline")
+		}
+	}
 }
 
 // redisCtx is for the commands that end a held item: they must run even while Serve stops.
@@ -71,15 +99,36 @@ func (w *Worker) redisCtx() (context.Context, context.CancelFunc) {
 }
 
 // finish ends a held item by pushing payload to dest (finishScript) and logs what happened.
+// While Serve goes on, the same script takes this worker's next item (finishClaimScript) for
+// the next step: one round trip per item, not a finish and a claim.
 func (w *Worker) finish(l lease, log zerolog.Logger, dest, payload string) (bool, error) {
 	ctx, cancel := w.redisCtx()
 	defer cancel()
-	n, err := finishScript.Run(ctx, w.rdb, []string{protocol.TimeoutsKey, protocol.ProcessingKey(l.queue), dest},
-		l.member(), l.item, payload).Int64()
-	if err != nil {
-		return false, fmt.Errorf("finish %s item: %w", l.phase(), err)
+	keys := []string{protocol.TimeoutsKey, protocol.ProcessingKey(l.queue), dest}
+	what := "finish " + string(l.phase()) + " item"
+	if w.next != nil || w.serveCtx == nil || w.serveCtx.Err() != nil {
+		n, err := finishScript.Run(ctx, w.rdb, keys, l.member(), l.item, payload).Int64()
+		if err != nil {
+			return false, fmt.Errorf("%s: %w", what, err)
+		}
+		return heldOutcome(log, n, what)
 	}
-	return heldOutcome(log, n, "finish "+string(l.phase())+" item")
+	keys = append(append(keys, w.claimKeys[:4]...), w.claimKeys[5:]...) // claimKeys[4] is timeouts, keys[0]
+	start := time.Now()
+	v, err := finishClaimScript.Run(ctx, w.rdb, keys, l.member(), l.item, payload,
+		w.timeout, runFlag(w.mayRun()), w.cfg.WorkerID, w.directMarker).Result()
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", what, err)
+	}
+	if n, ok := v.(int64); ok {
+		return heldOutcome(log, n, what)
+	}
+	next, ok := w.claimed(v, start)
+	if !ok {
+		return false, fmt.Errorf("%s: unexpected reply %v", what, v)
+	}
+	w.next = &next
+	return true, nil
 }
 
 // heldOutcome reads a script's answer about a held item (heldDone, heldGone, heldExpired),

@@ -101,32 +101,44 @@ end
 // not head every KEYS[6..] (nothing moved). The deadline is the Redis clock + ARGV[1], in
 // epoch seconds. An item taken straight from KEYS[1] into its run is returned as a run
 // ({KEYS[3], item}), its timeouts member naming KEYS[3], as if it had been checked and queued.
-var claimScript = newScript(luaNow + luaHeadsShares + luaTimeoutMember + `
-local q, item = KEYS[1], nil
-if ARGV[2] == '1' and ARGV[4] ~= '' then
-  local from = KEYS[3]
-  if redis.call('LLEN', KEYS[3]) == 0 then
-    local head = redis.call('LINDEX', KEYS[1], 0)
-    if head and string.find(head, ARGV[4], 1, true) then from = KEYS[1] else from = nil end
-  end
-  if from then
-    if not heads_shares(6, ARGV[3]) then return 0 end
-    q = KEYS[3]
-    item = redis.call('LMOVE', from, KEYS[4], 'LEFT', 'RIGHT')
-  end
-end
-if not item then
-  item = redis.call('LMOVE', KEYS[1], KEYS[2], 'LEFT', 'RIGHT')
-  if not item then
-    if ARGV[2] ~= '1' or redis.call('LLEN', KEYS[3]) == 0 then return nil end
-    if not heads_shares(6, ARGV[3]) then return 0 end
-    q = KEYS[3]
-    item = redis.call('LMOVE', KEYS[3], KEYS[4], 'LEFT', 'RIGHT')
-  end
-end
-redis.call('ZADD', KEYS[5], now_s + tonumber(ARGV[1]), timeout_member(q, item))
-return {q, item}
+var claimScript = newScript(luaNow + luaHeadsShares + luaTimeoutMember + luaClaim + `
+local r = claim(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], 6, ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+if r == 'share wait' then return 0 end
+return r
 `)
+
+// luaClaim defines claim(check, checkProcessing, run, runProcessing, timeouts, firstShare,
+// timeout, mayRun, worker, marker), claimScript's body over those keys and arguments (see
+// there): {queue, item}; nil when there is nothing to take; 'share wait' when a run waits but
+// worker does not head every share list KEYS[firstShare..].
+const luaClaim = `
+local function claim(kc, kcp, kr, krp, kt, first_share, timeout, may_run, worker, marker)
+  local q, item = kc, nil
+  if may_run == '1' and marker ~= '' then
+    local from = kr
+    if redis.call('LLEN', kr) == 0 then
+      local head = redis.call('LINDEX', kc, 0)
+      if head and string.find(head, marker, 1, true) then from = kc else from = nil end
+    end
+    if from then
+      if not heads_shares(first_share, worker) then return 'share wait' end
+      q = kr
+      item = redis.call('LMOVE', from, krp, 'LEFT', 'RIGHT')
+    end
+  end
+  if not item then
+    item = redis.call('LMOVE', kc, kcp, 'LEFT', 'RIGHT')
+    if not item then
+      if may_run ~= '1' or redis.call('LLEN', kr) == 0 then return nil end
+      if not heads_shares(first_share, worker) then return 'share wait' end
+      q = kr
+      item = redis.call('LMOVE', kr, krp, 'LEFT', 'RIGHT')
+    end
+  end
+  redis.call('ZADD', kt, now_s + tonumber(timeout), timeout_member(q, item))
+  return {q, item}
+end
+`
 
 // finishScript ends a held item: it releases the deadline and the processing entry and pushes
 // the outcome, only if the deadline still stands by the Redis clock.
@@ -142,6 +154,27 @@ var finishScript = newScript(luaNow + luaHeld + `
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('LREM', KEYS[2], 1, ARGV[2])
 redis.call('RPUSH', KEYS[3], ARGV[3])
+return 1
+`)
+
+// finishClaimScript is finishScript followed by claimScript in one step: a worker that goes
+// on serving takes its next item as it sends the last one's outcome, one round trip per item
+// where there were two. The next item is taken only if the outcome was sent.
+//
+// KEYS[1..3] -> finishScript's KEYS (timeouts, the held item's processing list, destination)
+// KEYS[4..7] -> <m>:check, <m>:check:processing, <m>:run, <m>:run:processing
+// KEYS[8..]  -> <g>:share            LIST  as claimScript's KEYS[6..]
+// ARGV[1..3] -> finishScript's ARGV; ARGV[4..7] -> claimScript's ARGV[1..4]
+//
+// Returns: {queue, item} finished, and the next item taken (as claimScript answers it); 1
+// finished, nothing taken (nothing waits, or a run waits for share tokens this worker does not
+// hold); 0 and -1 as finishScript (nothing changed, nothing taken).
+var finishClaimScript = newScript(luaNow + luaHeld + luaHeadsShares + luaTimeoutMember + luaClaim + `
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('LREM', KEYS[2], 1, ARGV[2])
+redis.call('RPUSH', KEYS[3], ARGV[3])
+local r = claim(KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[1], 8, ARGV[4], ARGV[5], ARGV[6], ARGV[7])
+if type(r) == 'table' then return r end
 return 1
 `)
 

@@ -37,8 +37,10 @@ type Worker struct {
 	served       atomic.Bool
 
 	// Owned by the goroutine running Serve.
-	inPhase bool            // Load was called and Unload is due
-	jobCtx  context.Context // handlers' parent: ends ShutdownGrace after Serve's ctx ends
+	inPhase  bool            // Load was called and Unload is due
+	jobCtx   context.Context // handlers' parent: ends ShutdownGrace after Serve's ctx ends
+	serveCtx context.Context // Serve's: once it ends, a finish takes no next item
+	next     *lease          // the item the last finish took (finishClaimScript), for the next step
 }
 
 // NewWorker checks cfg, applies its defaults and returns a Worker ready to Serve. It returns
@@ -96,7 +98,7 @@ func (w *Worker) Serve(ctx context.Context) error {
 	}
 	jobCtx, cancelJobs := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelJobs()
-	w.jobCtx = jobCtx
+	w.jobCtx, w.serveCtx = jobCtx, ctx
 	var graceTimer atomic.Pointer[time.Timer]
 	stopAfter := context.AfterFunc(ctx, func() { graceTimer.Store(time.AfterFunc(w.cfg.ShutdownGrace, cancelJobs)) })
 	defer func() {
@@ -120,6 +122,7 @@ func (w *Worker) Serve(ctx context.Context) error {
 	ev.Msg("worker started")
 
 	err := w.loop(ctx)
+	w.handBackNext()
 
 	// Stopping: the loop has finished or handed back its item.
 	cleanup, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -186,7 +189,7 @@ func (w *Worker) loop(ctx context.Context) error {
 // start a phase, or reports what to wait for.
 func (w *Worker) step(ctx context.Context) (progress bool, kind waitKind, err error) {
 	mayRun := w.mayRun()
-	l, st, err := w.claim(ctx, mayRun)
+	l, st, err := w.nextItem(ctx, mayRun)
 	switch {
 	case err != nil:
 		return false, 0, err
