@@ -162,7 +162,7 @@ func heapTimed(b *testing.B) (stop func()) {
 
 // benchTestEnv is a testEnv over a fresh tree of n tiny files.
 func benchTestEnv(b *testing.B, n int) *testEnv {
-	base := b.TempDir()
+	base := pipelineScratch(b)
 	root := filepath.Join(base, "files")
 	for i := 0; i < n; i++ {
 		p := filepath.Join(root, fmt.Sprintf("d%02d", i%100), fmt.Sprintf("f%05d.txt", i))
@@ -177,6 +177,24 @@ func benchTestEnv(b *testing.B, n int) *testEnv {
 		vars: map[string]string{"INDEX_DIRECTORY": root, "METADATA_DIRECTORY": filepath.Join(base, "metadata"),
 			"STATE_DIRECTORY": filepath.Join(base, "state"), "LOG_FORMAT": "json", "LOGGING_LEVEL": "warn",
 			"SETTLE_TIME": "0"}} // files are written just before the sync
+}
+
+// pipelineScratch is a new directory for one pipeline run's files, metadata and state. With
+// BENCH_SCRATCH set (scripts/bench.sh sets it) it is made there and left for the script to
+// remove when every benchmark has run: on ext4 without a journal, as some VMs' root is, each
+// new inode steps over every inode deleted in the minutes before (the kernel's
+// recently_deleted check), so deleting one run's ~50k files would slow the next run's mkdir
+// and create several times over, whichever code it measures. Without it, b.TempDir.
+func pipelineScratch(b *testing.B) string {
+	dir := os.Getenv("BENCH_SCRATCH")
+	if dir == "" {
+		return b.TempDir()
+	}
+	base, err := os.MkdirTemp(dir, "pipeline-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return base
 }
 
 // startB is start for benchmarks (no Cleanup registration).
