@@ -107,6 +107,11 @@ func scanPaths(data []byte) (_ Paths, ok bool) {
 	if !json.Valid(data) {
 		return nil, false
 	}
+	return scanValidPaths(data)
+}
+
+// scanValidPaths is scanPaths for data known to be valid JSON.
+func scanValidPaths(data []byte) (_ Paths, ok bool) {
 	i := skipSpace(data, 0)
 	switch data[i] {
 	case 'n':
@@ -320,7 +325,21 @@ func (d *Document) UnmarshalJSON(data []byte) error {
 			reflect.ValueOf(dst).Elem().SetZero() // a repeated key: the last one counts
 			return nil
 		}
-		if err := json.Unmarshal(v, dst); err != nil {
+		// v is valid JSON (EachMember checked the whole document): the names need no
+		// second check, which json.Unmarshal would make before their UnmarshalJSON.
+		switch k {
+		case FieldPaths:
+			if ps, ok := scanValidPaths(v); ok {
+				d.Paths = ps
+				return nil
+			}
+		case FieldPathsList:
+			if l, ok := scanValidNames(v); ok {
+				d.PathsList = l
+				return nil
+			}
+		}
+		if err := decodeCore(v, dst); err != nil {
 			return fmt.Errorf("document field %q: %w", k, err)
 		}
 		return nil
@@ -329,4 +348,34 @@ func (d *Document) UnmarshalJSON(data []byte) error {
 		return errors.New("document: want a JSON object")
 	}
 	return err
+}
+
+// decodeCore is json.Unmarshal(v, dst) for a core field, v valid JSON, without encoding/json's
+// reflection when v is a plain string, integer, number or boolean. Each item an SDK worker
+// takes is a document; its dozen core fields through the reflection were most of its parsing.
+func decodeCore(v json.RawMessage, dst any) error {
+	switch p := dst.(type) {
+	case *string:
+		return DecodeString(v, p)
+	case *int64:
+		x, err := decodeInt(v, 64)
+		*p = x
+		return err
+	case *int:
+		x, err := decodeInt(v, strconv.IntSize)
+		*p = int(x)
+		return err
+	case *float64:
+		if f, err := strconv.ParseFloat(string(v), 64); err == nil { // fails on a non-number and ±Inf
+			*p = f
+			return nil
+		}
+	case *bool:
+		switch string(v) {
+		case "true", "false":
+			*p = v[0] == 't'
+			return nil
+		}
+	}
+	return json.Unmarshal(v, dst)
 }

@@ -264,6 +264,31 @@ func (l nameList) MarshalJSON() ([]byte, error) {
 	return append(b, ']'), nil
 }
 
+// scanValidNames reads valid JSON holding an array of names in one pass; ok is false for
+// anything else (nameList.UnmarshalJSON then says what is wrong).
+func scanValidNames(data []byte) (_ []string, ok bool) {
+	i := skipSpace(data, 0)
+	if data[i] != '[' {
+		return nil, false
+	}
+	out := []string{}
+	if i = skipSpace(data, i+1); data[i] == ']' {
+		return out, true
+	}
+	for {
+		end := skipValue(data, i)
+		s, err := UnquoteName(data[i:end])
+		if err != nil {
+			return nil, false
+		}
+		out = append(out, s)
+		if i = skipSpace(data, end); data[i] == ']' {
+			return out, true
+		}
+		i = skipSpace(data, i+1)
+	}
+}
+
 func (l *nameList) UnmarshalJSON(data []byte) error {
 	var raw []json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {

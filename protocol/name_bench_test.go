@@ -53,3 +53,24 @@ func BenchmarkNamesDocument(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDocumentUnmarshal: reading a document as an SDK worker reads each item (its core
+// fields, module fields kept raw).
+func BenchmarkDocumentUnmarshal(b *testing.B) {
+	d := Document{ID: "0123456789abcdef", Type: "text/plain", Size: 10, Mtime: 1700000000.25, Next: "text",
+		Copies: 3, Version: CurrentVersion, Fields: map[string]json.RawMessage{"media": json.RawMessage(`{"width":640}`)}}
+	for i, p := range benchPaths {
+		d.Paths = append(d.Paths, PathEntry{Path: p, Mtime: float64(1700000000 + i)})
+		d.PathsList = append(d.PathsList, p)
+	}
+	raw, err := json.Marshal(d)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		var back Document
+		if err := back.UnmarshalJSON(raw); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

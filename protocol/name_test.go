@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os/exec"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -238,6 +239,85 @@ func FuzzPathsScanMatchesDecoder(f *testing.F) {
 		want := pathsRecord((*Paths).decode, data)
 		if got != want {
 			t.Errorf("Paths.UnmarshalJSON(%q):\n got %s\nwant %s", data, got, want)
+		}
+	})
+}
+
+// documentReference is Document.UnmarshalJSON as it was before decodeCore and the names'
+// one-pass scans: every core field through json.Unmarshal.
+func documentReference(data []byte) (Document, error) {
+	data = bytes.Clone(data)
+	var d Document
+	err := EachMember(data, func(k string, v json.RawMessage) error {
+		var dst any
+		switch k {
+		case FieldID:
+			dst = &d.ID
+		case FieldPaths:
+			dst = &d.Paths
+		case FieldMtime:
+			dst = &d.Mtime
+		case FieldSize:
+			dst = &d.Size
+		case FieldType:
+			dst = &d.Type
+		case FieldNext:
+			dst = &d.Next
+		case FieldPathsList:
+			dst = (*nameList)(&d.PathsList)
+		case FieldCopies:
+			dst = &d.Copies
+		case FieldVersion:
+			dst = &d.Version
+		case FieldHasArchivePaths:
+			dst = &d.HasArchivePaths
+		case FieldOffline:
+			dst = &d.Offline
+		case FieldFailures:
+			dst = &d.Failures
+		default:
+			if !IsCoreField(k) {
+				if d.Fields == nil {
+					d.Fields = map[string]json.RawMessage{}
+				}
+				d.Fields[k] = v
+			}
+			return nil
+		}
+		if string(v) == "null" {
+			reflect.ValueOf(dst).Elem().SetZero()
+			return nil
+		}
+		return json.Unmarshal(v, dst)
+	})
+	return d, err
+}
+
+// Document.UnmarshalJSON gives what it gave when every core field went through json.Unmarshal:
+// the same document, or an error where that had one.
+func FuzzDocumentMatchesReference(f *testing.F) {
+	for _, seed := range []string{
+		`{"id":"0123456789abcdef","paths":{"a/b.txt":1.5e9,"c\"d":2},"mtime":1.5,"size":10,"type":"text/plain","next":"m","paths_list":["a/b.txt","c\"d"],"copies":1,"version":1,"has_archive_paths":false,"offline":true,"media":{"w":1}}`,
+		`{"id":"caf\u00e9","type":"é","next":"\ud83d\ude00","paths_list":["r\udce9sum\udce9.doc"],"paths":{"r\udce9sum\udce9.doc":1}}`,
+		`{"id":"` + "\xff" + `","type":"a\tb"}`, `{"id":1}`, `{"id":null,"size":null,"paths":null,"paths_list":null}`,
+		`{"size":1e3}`, `{"size":1.0}`, `{"size":-0}`, `{"size":9223372036854775807}`, `{"size":9223372036854775808}`,
+		`{"copies":2147483648}`, `{"version":"1"}`, `{"mtime":1e400}`, `{"mtime":-1e-400}`, `{"mtime":"1.5"}`, `{"mtime":true}`,
+		`{"offline":1}`, `{"offline":"true"}`, `{"has_archive_paths":false,"offline":null}`,
+		`{"paths_list":[1]}`, `{"paths_list":{}}`, `{"paths_list":[]}`, `{"paths_list":[ "a" , "b" ]}`,
+		`{"paths":{"a":"1"}}`, `{"paths":[]}`, `{"paths":{}}`, `{"failures":{"m":{"attempts":1}}}`,
+		`{"id":"a","id":"b"}`, `{"size":1,"size":null}`, `[]`, `{`, `{"id":"a"}x`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var got Document
+		gotErr := got.UnmarshalJSON(data)
+		want, wantErr := documentReference(data)
+		if (gotErr != nil) != (wantErr != nil) {
+			t.Fatalf("UnmarshalJSON(%q): error %v, reference %v", data, gotErr, wantErr)
+		}
+		if gotErr == nil && !reflect.DeepEqual(got, want) {
+			t.Errorf("UnmarshalJSON(%q):\n got %#v\nwant %#v", data, got, want)
 		}
 	})
 }
