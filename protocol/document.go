@@ -278,6 +278,44 @@ func (d Document) appendJSON(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// member is where UnmarshalJSON decodes the core field k, or nil when k is not one: then v,
+// a module's field, is kept in Fields (`uid` and job fields are dropped).
+func (d *Document) member(k string, v json.RawMessage) any {
+	switch k {
+	case FieldID:
+		return &d.ID
+	case FieldPaths:
+		return &d.Paths
+	case FieldMtime:
+		return &d.Mtime
+	case FieldSize:
+		return &d.Size
+	case FieldType:
+		return &d.Type
+	case FieldNext:
+		return &d.Next
+	case FieldPathsList:
+		return (*nameList)(&d.PathsList)
+	case FieldCopies:
+		return &d.Copies
+	case FieldVersion:
+		return &d.Version
+	case FieldHasArchivePaths:
+		return &d.HasArchivePaths
+	case FieldOffline:
+		return &d.Offline
+	case FieldFailures:
+		return &d.Failures
+	}
+	if !IsCoreField(k) {
+		if d.Fields == nil {
+			d.Fields = map[string]json.RawMessage{}
+		}
+		d.Fields[k] = v
+	}
+	return nil
+}
+
 // UnmarshalJSON reads a document. Unknown top-level keys go to Fields; `uid` and job fields are
 // dropped (they belong to queue items, not documents).
 func (d *Document) UnmarshalJSON(data []byte) error {
@@ -286,39 +324,8 @@ func (d *Document) UnmarshalJSON(data []byte) error {
 	data = bytes.Clone(data)
 	*d = Document{}
 	err := EachMember(data, func(k string, v json.RawMessage) error {
-		var dst any
-		switch k {
-		case FieldID:
-			dst = &d.ID
-		case FieldPaths:
-			dst = &d.Paths
-		case FieldMtime:
-			dst = &d.Mtime
-		case FieldSize:
-			dst = &d.Size
-		case FieldType:
-			dst = &d.Type
-		case FieldNext:
-			dst = &d.Next
-		case FieldPathsList:
-			dst = (*nameList)(&d.PathsList)
-		case FieldCopies:
-			dst = &d.Copies
-		case FieldVersion:
-			dst = &d.Version
-		case FieldHasArchivePaths:
-			dst = &d.HasArchivePaths
-		case FieldOffline:
-			dst = &d.Offline
-		case FieldFailures:
-			dst = &d.Failures
-		default:
-			if !IsCoreField(k) {
-				if d.Fields == nil {
-					d.Fields = map[string]json.RawMessage{}
-				}
-				d.Fields[k] = v
-			}
+		dst := d.member(k, v)
+		if dst == nil {
 			return nil
 		}
 		if string(v) == "null" {

@@ -249,39 +249,8 @@ func documentReference(data []byte) (Document, error) {
 	data = bytes.Clone(data)
 	var d Document
 	err := EachMember(data, func(k string, v json.RawMessage) error {
-		var dst any
-		switch k {
-		case FieldID:
-			dst = &d.ID
-		case FieldPaths:
-			dst = &d.Paths
-		case FieldMtime:
-			dst = &d.Mtime
-		case FieldSize:
-			dst = &d.Size
-		case FieldType:
-			dst = &d.Type
-		case FieldNext:
-			dst = &d.Next
-		case FieldPathsList:
-			dst = (*nameList)(&d.PathsList)
-		case FieldCopies:
-			dst = &d.Copies
-		case FieldVersion:
-			dst = &d.Version
-		case FieldHasArchivePaths:
-			dst = &d.HasArchivePaths
-		case FieldOffline:
-			dst = &d.Offline
-		case FieldFailures:
-			dst = &d.Failures
-		default:
-			if !IsCoreField(k) {
-				if d.Fields == nil {
-					d.Fields = map[string]json.RawMessage{}
-				}
-				d.Fields[k] = v
-			}
+		dst := d.member(k, v)
+		if dst == nil {
 			return nil
 		}
 		if string(v) == "null" {
