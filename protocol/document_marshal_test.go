@@ -89,7 +89,8 @@ func TestDocumentMarshalMatchesEncodingJSON(t *testing.T) {
 		return b.String()
 	}
 	floats := []float64{0, 1, -1, 1714979289.1234, 1e-7, 1.5e-6, 1e20, 1e21, 123456789e15, math.SmallestNonzeroFloat64, math.MaxFloat64, -0.000001}
-	raws := []string{`{"a":1}`, `"plain"`, `[1, 2]`, "{\n  \"x\": \"<b>&amp;</b>\"\n}", `"line\u2028sep"`, "\"\u2028raw\"", `{"e":"€"}`, `null`, `true`, `3.5`}
+	raws := []string{`{"a":1}`, `"plain"`, `[1, 2]`, "{\n  \"x\": \"<b>&amp;</b>\"\n}", `"line\u2028sep"`, "\"\u2028raw\"", `{"e":"€"}`, `null`, `true`, `3.5`,
+		`{"t":"words with spaces","q":"a \" b \\","n":[1,"x y"]}`, `["x y", "z"]`, `["a\"", "b\\", "c"]`}
 	for i := range 3000 {
 		d := Document{ID: fmt.Sprintf("%016x", r.Uint64()), Type: []string{"text/plain", "a<b>&c", "x\u2028y"}[r.IntN(3)],
 			Size: r.Int64N(1 << 40), Next: []string{"", "text", "o&cr"}[r.IntN(3)], Copies: r.IntN(5), Version: CurrentVersion,

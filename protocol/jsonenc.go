@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -90,11 +92,22 @@ func appendHTMLSafeName(b []byte, name string) []byte {
 }
 
 // needsRewrite reports whether raw holds a byte json.Marshal would rewrite in a Marshaler's
-// output: whitespace, <, >, &, or 0xe2, the lead byte of U+2028 and U+2029.
+// output: whitespace between tokens, <, >, &, or 0xe2, the lead byte of U+2028 and U+2029.
+// Spaces inside strings stay as they are (text and EXIF fields are full of them), so only
+// whitespace outside strings counts: the scan follows the quotes and their escapes.
 func needsRewrite(raw []byte) bool {
+	inString, escaped := false, false
 	for _, c := range raw {
-		switch c {
-		case ' ', '\t', '\n', '\r', '<', '>', '&', 0xe2:
+		switch {
+		case c == '<' || c == '>' || c == '&' || c == 0xe2:
+			return true
+		case escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case c == '"':
+			inString = !inString
+		case !inString && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
 			return true
 		}
 	}
@@ -114,4 +127,63 @@ func appendRaw(b []byte, field string, raw json.RawMessage) ([]byte, error) {
 	}
 	json.HTMLEscape(&escaped, compact.Bytes())
 	return append(b, escaped.Bytes()...), nil
+}
+
+// SetMembers returns the JSON object obj with set's members added or replaced (a member's value
+// is replaced whole), written as json.Marshal writes a map[string]json.RawMessage: keys sorted,
+// compact, <, > and & escaped. obj is "" or a JSON object; a key it repeats counts once, with
+// its last value, as json.Unmarshal into a map keeps it. It is the same as decoding obj into a
+// map, setting set's members and marshalling the map, without decoding or re-checking the
+// members that stay, nearly all of them when a module's result is merged into a document's
+// fields.
+func SetMembers(obj string, set map[string]json.RawMessage) (string, error) {
+	type member struct {
+		key string
+		val json.RawMessage
+	}
+	var ms []member
+	at := map[string]int{}
+	add := func(k string, v json.RawMessage) {
+		if i, ok := at[k]; ok {
+			ms[i].val = v
+			return
+		}
+		at[k] = len(ms)
+		ms = append(ms, member{k, v})
+	}
+	if obj != "" {
+		err := EachMember([]byte(obj), func(k string, v json.RawMessage) error {
+			if _, ok := set[k]; !ok {
+				add(k, v)
+			}
+			return nil
+		})
+		if err != nil {
+			return "", err
+		}
+	}
+	for k, v := range set {
+		if v == nil {
+			v = json.RawMessage("null") // as json.RawMessage's MarshalJSON writes nil
+		}
+		if !json.Valid(v) {
+			return "", fmt.Errorf("member %q: invalid JSON", k)
+		}
+		add(k, v)
+	}
+	slices.SortFunc(ms, func(a, b member) int { return strings.Compare(a.key, b.key) })
+	b := make([]byte, 0, len(obj)+64)
+	b = append(b, '{')
+	for i, m := range ms {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, m.key)
+		b = append(b, ':')
+		var err error
+		if b, err = appendRaw(b, m.key, m.val); err != nil {
+			return "", err
+		}
+	}
+	return string(append(b, '}')), nil
 }

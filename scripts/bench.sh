@@ -56,7 +56,7 @@ run ./internal/catalog 'PurgeMissing' 50x
 # The outbox's part of a first sync: 200k keys dirtied, read back and recorded done.
 run ./internal/catalog 'Outbox100k' 1x
 # Names are bytes: the PEP 383 codec against encoding/json on the same names.
-run ./protocol 'Names|DocumentUnmarshal' 1s
+run ./protocol 'Names|DocumentUnmarshal|DocumentMarshalFields|SetMembers' 1s
 # Media module: photos/s on 1,000 tagged JPEGs against `exiftool -fast` on the same files.
 run ./modules/media 'PhotosVsExiftool' 1x
 

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/homeindex/homeindex/protocol"
 )
 
 // MergeOutcome says what Merge did.
@@ -165,17 +167,11 @@ func mergedFields(cur string, fields map[string]json.RawMessage) (string, error)
 	if len(fields) == 0 {
 		return cur, nil
 	}
-	m := map[string]json.RawMessage{}
-	if cur != "" {
-		if err := json.Unmarshal([]byte(cur), &m); err != nil {
-			return "", fmt.Errorf("stored fields: %w", err)
-		}
+	out, err := protocol.SetMembers(cur, fields)
+	if err != nil {
+		return "", fmt.Errorf("stored fields: %w", err)
 	}
-	for k, v := range fields {
-		m[k] = v
-	}
-	b, err := json.Marshal(m)
-	return string(b), err
+	return out, nil
 }
 
 // nextModule is the module after module in pipeline, or "" at the end.
