@@ -332,20 +332,6 @@ func (d *Document) UnmarshalJSON(data []byte) error {
 			reflect.ValueOf(dst).Elem().SetZero() // a repeated key: the last one counts
 			return nil
 		}
-		// v is valid JSON (EachMember checked the whole document): the names need no
-		// second check, which json.Unmarshal would make before their UnmarshalJSON.
-		switch k {
-		case FieldPaths:
-			if ps, ok := scanValidPaths(v); ok {
-				d.Paths = ps
-				return nil
-			}
-		case FieldPathsList:
-			if l, ok := scanValidNames(v); ok {
-				d.PathsList = l
-				return nil
-			}
-		}
 		if err := decodeCore(v, dst); err != nil {
 			return fmt.Errorf("document field %q: %w", k, err)
 		}
@@ -358,10 +344,22 @@ func (d *Document) UnmarshalJSON(data []byte) error {
 }
 
 // decodeCore is json.Unmarshal(v, dst) for a core field, v valid JSON, without encoding/json's
-// reflection when v is a plain string, integer, number or boolean. Each item an SDK worker
-// takes is a document; its dozen core fields through the reflection were most of its parsing.
+// reflection when v is a plain string, integer, number or boolean, and without the second
+// validity check json.Unmarshal makes before the names' UnmarshalJSON (EachMember checked the
+// whole document). Each item an SDK worker takes is a document; its dozen core fields through
+// the reflection were most of its parsing.
 func decodeCore(v json.RawMessage, dst any) error {
 	switch p := dst.(type) {
+	case *Paths:
+		if ps, ok := scanValidPaths(v); ok {
+			*p = ps
+			return nil
+		}
+	case *nameList:
+		if l, ok := scanValidNames(v); ok {
+			*p = l
+			return nil
+		}
 	case *string:
 		return DecodeString(v, p)
 	case *int64:

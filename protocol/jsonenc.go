@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -137,25 +137,10 @@ func appendRaw(b []byte, field string, raw json.RawMessage) ([]byte, error) {
 // members that stay, nearly all of them when a module's result is merged into a document's
 // fields.
 func SetMembers(obj string, set map[string]json.RawMessage) (string, error) {
-	type member struct {
-		key string
-		val json.RawMessage
-	}
-	var ms []member
-	at := map[string]int{}
-	add := func(k string, v json.RawMessage) {
-		if i, ok := at[k]; ok {
-			ms[i].val = v
-			return
-		}
-		at[k] = len(ms)
-		ms = append(ms, member{k, v})
-	}
+	m := make(map[string]json.RawMessage, len(set)+8)
 	if obj != "" {
 		err := EachMember([]byte(obj), func(k string, v json.RawMessage) error {
-			if _, ok := set[k]; !ok {
-				add(k, v)
-			}
+			m[k] = v // a repeated key: the last one counts
 			return nil
 		})
 		if err != nil {
@@ -169,19 +154,18 @@ func SetMembers(obj string, set map[string]json.RawMessage) (string, error) {
 		if !json.Valid(v) {
 			return "", fmt.Errorf("member %q: invalid JSON", k)
 		}
-		add(k, v)
+		m[k] = v
 	}
-	slices.SortFunc(ms, func(a, b member) int { return strings.Compare(a.key, b.key) })
 	b := make([]byte, 0, len(obj)+64)
 	b = append(b, '{')
-	for i, m := range ms {
+	for i, k := range slices.Sorted(maps.Keys(m)) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, m.key)
+		b = appendJSONString(b, k)
 		b = append(b, ':')
 		var err error
-		if b, err = appendRaw(b, m.key, m.val); err != nil {
+		if b, err = appendRaw(b, k, m[k]); err != nil {
 			return "", err
 		}
 	}

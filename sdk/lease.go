@@ -104,7 +104,8 @@ func (w *Worker) redisCtx() (context.Context, context.CancelFunc) {
 func (w *Worker) finish(l lease, log zerolog.Logger, dest, payload string) (bool, error) {
 	ctx, cancel := w.redisCtx()
 	defer cancel()
-	keys := []string{protocol.TimeoutsKey, protocol.ProcessingKey(l.queue), dest}
+	keys := make([]string, 3, 3+len(w.claimKeys))
+	keys[0], keys[1], keys[2] = protocol.TimeoutsKey, protocol.ProcessingKey(l.queue), dest
 	what := "finish " + string(l.phase()) + " item"
 	if w.next != nil || w.serveCtx == nil || w.serveCtx.Err() != nil {
 		n, err := finishScript.Run(ctx, w.rdb, keys, l.member(), l.item, payload).Int64()
@@ -113,7 +114,7 @@ func (w *Worker) finish(l lease, log zerolog.Logger, dest, payload string) (bool
 		}
 		return heldOutcome(log, n, what)
 	}
-	keys = append(append(keys, w.claimKeys[:4]...), w.claimKeys[5:]...) // claimKeys[4] is timeouts, keys[0]
+	keys = append(keys, w.claimKeys...)
 	start := time.Now()
 	v, err := finishClaimScript.Run(ctx, w.rdb, keys, l.member(), l.item, payload,
 		w.timeout, runFlag(w.mayRun()), w.cfg.WorkerID, w.directMarker).Result()

@@ -150,30 +150,31 @@ end
 //
 // Returns: 1 done; 0 the member is gone (reaped, or another worker's identical item finished
 // first): the outcome is dropped; -1 the deadline passed: nothing changed, the reaper retries.
-var finishScript = newScript(luaNow + luaHeld + `
+var finishScript = newScript(luaNow + luaHeld + luaFinish + `
+return 1
+`)
+
+// luaFinish is finishScript's work once luaHeld has let it through: the deadline and the
+// processing entry go, the outcome is pushed (KEYS and ARGV[1..3] as finishScript's).
+const luaFinish = `
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('LREM', KEYS[2], 1, ARGV[2])
 redis.call('RPUSH', KEYS[3], ARGV[3])
-return 1
-`)
+`
 
 // finishClaimScript is finishScript followed by claimScript in one step: a worker that goes
 // on serving takes its next item as it sends the last one's outcome, one round trip per item
 // where there were two. The next item is taken only if the outcome was sent.
 //
 // KEYS[1..3] -> finishScript's KEYS (timeouts, the held item's processing list, destination)
-// KEYS[4..7] -> <m>:check, <m>:check:processing, <m>:run, <m>:run:processing
-// KEYS[8..]  -> <g>:share            LIST  as claimScript's KEYS[6..]
+// KEYS[4..]  -> claimScript's KEYS (KEYS[8] is timeouts again, shares from KEYS[9])
 // ARGV[1..3] -> finishScript's ARGV; ARGV[4..7] -> claimScript's ARGV[1..4]
 //
 // Returns: {queue, item} finished, and the next item taken (as claimScript answers it); 1
 // finished, nothing taken (nothing waits, or a run waits for share tokens this worker does not
 // hold); 0 and -1 as finishScript (nothing changed, nothing taken).
-var finishClaimScript = newScript(luaNow + luaHeld + luaHeadsShares + luaTimeoutMember + luaClaim + `
-redis.call('ZREM', KEYS[1], ARGV[1])
-redis.call('LREM', KEYS[2], 1, ARGV[2])
-redis.call('RPUSH', KEYS[3], ARGV[3])
-local r = claim(KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[1], 8, ARGV[4], ARGV[5], ARGV[6], ARGV[7])
+var finishClaimScript = newScript(luaNow + luaHeld + luaHeadsShares + luaTimeoutMember + luaClaim + luaFinish + `
+local r = claim(KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], 9, ARGV[4], ARGV[5], ARGV[6], ARGV[7])
 if type(r) == 'table' then return r end
 return 1
 `)
