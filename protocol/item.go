@@ -83,11 +83,16 @@ func BuildItem(id string, doc json.RawMessage, uid string, job Job) (string, err
 	if err := job.validate(); err != nil {
 		return "", err
 	}
-	var compact bytes.Buffer
-	if err := json.Compact(&compact, doc); err != nil {
-		return "", fmt.Errorf("document %s: %w", id, err)
+	// A document rendered by json.Marshal or by this package (every dispatch) is compact
+	// already; EachMember below checks it either way.
+	body := []byte(doc)
+	if needsCompact, _ := Rewrites(doc); needsCompact {
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, doc); err != nil {
+			return "", fmt.Errorf("document %s: %w", id, err)
+		}
+		body = compact.Bytes()
 	}
-	body := compact.Bytes()
 	if len(body) < 2 || body[0] != '{' {
 		return "", fmt.Errorf("document %s: want a JSON object", id)
 	}

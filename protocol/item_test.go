@@ -20,6 +20,8 @@ func TestBuildItem(t *testing.T) {
 			`{"id":"abc","paths":{"x/\u00e9.jpg":1.5},"uid":"u-1","_hi_job":"0a1b","_hi_attempt":1,"_hi_since":1700000000123}`},
 		{"no uid", `{"id":"abc"}`, "",
 			`{"id":"abc","_hi_job":"0a1b","_hi_attempt":1,"_hi_since":1700000000123}`},
+		{"spaces inside strings kept", `{"id":"abc","paths":{"My Photos/a b.jpg":1}}`, "",
+			`{"id":"abc","paths":{"My Photos/a b.jpg":1},"_hi_job":"0a1b","_hi_attempt":1,"_hi_since":1700000000123}`},
 		{"compacts, astral and DEL", "{ \"id\" : \"abc\", \"t\": \"😀\u007f\" }", "ü",
 			`{"id":"abc","t":"\ud83d\ude00\u007f","uid":"\u00fc","_hi_job":"0a1b","_hi_attempt":1,"_hi_since":1700000000123}`},
 	} {
@@ -65,6 +67,11 @@ func TestBuildItemRejects(t *testing.T) {
 		job       Job
 	}{
 		{"not json", `{"id":`, good},
+		// Compact already, so not given to json.Compact: EachMember must refuse them.
+		{"trailing comma", `{"id":"abc",}`, good},
+		{"data after the object", `{"id":"abc"}x`, good},
+		{"object after the object", `{"id":"abc"}{}`, good},
+		{"unquoted value", `{"id":"abc","x":tru}`, good},
 		{"array", `["abc"]`, good},
 		{"other id", `{"id":"abd"}`, good},
 		{"no id", `{"x":1}`, good},

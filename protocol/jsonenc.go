@@ -92,15 +92,28 @@ func appendHTMLSafeName(b []byte, name string) []byte {
 }
 
 // needsRewrite reports whether raw holds a byte json.Marshal would rewrite in a Marshaler's
-// output: whitespace between tokens, <, >, &, or 0xe2, the lead byte of U+2028 and U+2029.
-// Spaces inside strings stay as they are (text and EXIF fields are full of them), so only
-// whitespace outside strings counts: the scan follows the quotes and their escapes.
+// output (Rewrites).
 func needsRewrite(raw []byte) bool {
+	compact, escape := Rewrites(raw)
+	return compact || escape
+}
+
+// Rewrites reports what json.Marshal would rewrite in raw, a Marshaler's output: compact,
+// whitespace between tokens (json.Compact removes it); escape, a <, > or & or a U+2028 or
+// U+2029 (json.HTMLEscape escapes them). Spaces inside strings stay as they are (paths, names,
+// text and EXIF fields are full of them), so only whitespace outside strings counts: the scan
+// follows the quotes and their escapes. For valid JSON the answer is exact; for anything else
+// it is some answer, and the caller's check of the JSON says what is wrong.
+func Rewrites(raw []byte) (compact, escape bool) {
 	inString, escaped := false, false
-	for _, c := range raw {
+	for i, c := range raw {
 		switch {
-		case c == '<' || c == '>' || c == '&' || c == 0xe2:
-			return true
+		case c == '<' || c == '>' || c == '&':
+			escape = true
+		case c == 0xe2: // U+2028 and U+2029 are e2 80 a8 and e2 80 a9
+			if i+2 < len(raw) && raw[i+1] == 0x80 && (raw[i+2] == 0xa8 || raw[i+2] == 0xa9) {
+				escape = true
+			}
 		case escaped:
 			escaped = false
 		case inString && c == '\\':
@@ -108,10 +121,13 @@ func needsRewrite(raw []byte) bool {
 		case c == '"':
 			inString = !inString
 		case !inString && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
-			return true
+			compact = true
+		}
+		if compact && escape {
+			break
 		}
 	}
-	return false
+	return compact, escape
 }
 
 // appendRaw appends a raw JSON value as json.Marshal rewrites a Marshaler's output: compact,

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/homeindex/homeindex/protocol"
 )
 
 // parsedDoc is a validated document.
@@ -68,8 +70,8 @@ func parseDoc(i int, raw []byte) (d parsedDoc, problem string) {
 }
 
 func compactJSON(raw []byte) []byte {
-	if !bytes.ContainsAny(raw, " \t\r\n") {
-		return raw // nothing to remove (the usual case: json.Marshal's output)
+	if compact, _ := protocol.Rewrites(raw); !compact {
+		return raw // nothing to remove (the usual case: json.Marshal's output, spaces in strings or none)
 	}
 	var b bytes.Buffer
 	if err := json.Compact(&b, raw); err != nil {
