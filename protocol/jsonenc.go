@@ -106,7 +106,11 @@ func needsRewrite(raw []byte) bool {
 // it is some answer, and the caller's check of the JSON says what is wrong.
 func Rewrites(raw []byte) (compact, escape bool) {
 	inString, escaped := false, false
-	for i, c := range raw {
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if !rewriteBytes[c] && !escaped {
+			continue // most bytes: letters, digits, punctuation that means nothing here
+		}
 		switch {
 		case c == '<' || c == '>' || c == '&':
 			escape = true
@@ -129,6 +133,14 @@ func Rewrites(raw []byte) (compact, escape bool) {
 	}
 	return compact, escape
 }
+
+// rewriteBytes marks the bytes Rewrites looks at.
+var rewriteBytes = func() (t [256]bool) {
+	for _, c := range []byte("\"\\<>& \t\n\r\xe2") {
+		t[c] = true
+	}
+	return t
+}()
 
 // appendRaw appends a raw JSON value as json.Marshal rewrites a Marshaler's output: compact,
 // with <, >, & and U+2028, U+2029 escaped. A value with none of these (the common case) is

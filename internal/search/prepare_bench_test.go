@@ -13,7 +13,8 @@ func BenchmarkPrepareForIndex(b *testing.B) {
 	for _, tc := range []struct {
 		name string
 		docs []json.RawMessage
-	}{{"plain", hopDocs(1000, false)}, {"spaces", libraryDocs(1000)}} {
+	}{{"plain", hopDocs(1000, false)}, {"spaces", libraryDocs(1000, "Music/The Band – Live at Home/%02d Track number %d.flac")},
+		{"accents", libraryDocs(1000, "Photos/Été à Noël/%02d Crème brûlée %d.jpg")}} {
 		b.Run("names="+tc.name, func(b *testing.B) {
 			var spec facetSpec
 			b.ReportAllocs()
@@ -38,11 +39,12 @@ func BenchmarkPrepareForIndex(b *testing.B) {
 	}
 }
 
-// libraryDocs are hopDocs' documents with the names of a music library.
-func libraryDocs(n int) []json.RawMessage {
+// libraryDocs are hopDocs' documents with the names of a library: format makes each path
+// from a directory number and the file's.
+func libraryDocs(n int, format string) []json.RawMessage {
 	docs := make([]json.RawMessage, n)
 	for i := range docs {
-		rel := fmt.Sprintf("Music/The Band – Live at Home/%02d Track number %d.flac", i%100, i)
+		rel := fmt.Sprintf(format, i%100, i)
 		d := map[string]any{"id": fmt.Sprintf("%016x", uint64(i)*0x9e3779b97f4a7c15), "paths": map[string]float64{rel: 1795745275.5},
 			"paths_list": []string{rel}, "type": "audio/flac", "size": 9, "mtime": 1795745275.5, "next": "m1",
 			"has_archive_paths": false, "offline": false, "copies": 1, "version": 1}
