@@ -91,13 +91,6 @@ func appendHTMLSafeName(b []byte, name string) []byte {
 	return b
 }
 
-// needsRewrite reports whether raw holds a byte json.Marshal would rewrite in a Marshaler's
-// output (Rewrites).
-func needsRewrite(raw []byte) bool {
-	compact, escape := Rewrites(raw)
-	return compact || escape
-}
-
 // Rewrites reports what json.Marshal would rewrite in raw, a Marshaler's output: compact,
 // whitespace between tokens (json.Compact removes it); escape, a <, > or & or a U+2028 or
 // U+2029 (json.HTMLEscape escapes them). Spaces inside strings stay as they are (paths, names,
@@ -142,19 +135,30 @@ var rewriteBytes = func() (t [256]bool) {
 	return t
 }()
 
-// appendRaw appends a raw JSON value as json.Marshal rewrites a Marshaler's output: compact,
-// with <, >, & and U+2028, U+2029 escaped. A value with none of these (the common case) is
-// appended as it is; the others go through json.Compact, which also rejects invalid JSON.
+// appendRaw appends a raw JSON value as json.Marshal rewrites a Marshaler's output
+// (AsMarshaled); field names the value in the error.
 func appendRaw(b []byte, field string, raw json.RawMessage) ([]byte, error) {
-	if len(raw) > 0 && !needsRewrite(raw) {
-		return append(b, raw...), nil
+	out, err := AsMarshaled(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", field, err)
+	}
+	return append(b, out...), nil
+}
+
+// AsMarshaled returns raw as json.Marshal writes a Marshaler's output: compact, with <, >, &
+// and U+2028, U+2029 escaped. A value with none of these to change (the common case, spaces
+// inside strings included: Rewrites) is returned as it is; the others go through json.Compact,
+// which also rejects invalid JSON, and json.HTMLEscape.
+func AsMarshaled(raw []byte) ([]byte, error) {
+	if compact, escape := Rewrites(raw); len(raw) > 0 && !compact && !escape {
+		return raw, nil
 	}
 	var compact, escaped bytes.Buffer
 	if err := json.Compact(&compact, raw); err != nil {
-		return nil, fmt.Errorf("%s: %w", field, err)
+		return nil, err
 	}
 	json.HTMLEscape(&escaped, compact.Bytes())
-	return append(b, escaped.Bytes()...), nil
+	return escaped.Bytes(), nil
 }
 
 // SetMembers returns the JSON object obj with set's members added or replaced (a member's value

@@ -225,17 +225,8 @@ func marshalObject(doc members) json.RawMessage {
 		b = append(b, m.value...)
 	}
 	b = append(b, '}')
-	// Spaces inside strings (a path with a space in it) need nothing.
-	space, html := protocol.Rewrites(b)
-	if space {
-		var c bytes.Buffer
-		_ = json.Compact(&c, b)
-		b = c.Bytes()
-	}
-	if html {
-		var e bytes.Buffer
-		json.HTMLEscape(&e, b)
-		b = e.Bytes()
+	if out, err := protocol.AsMarshaled(b); err == nil { // b is valid: err is never set
+		b = out
 	}
 	return b
 }
