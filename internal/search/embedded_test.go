@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -198,6 +199,43 @@ func TestEmbeddedTextLeavesBookkeepingOut(t *testing.T) {
 	for q, want := range map[string]string{"ocr": "b", "true": "", "false": "", "jpeg": "a", "holiday": "a", "12": "b"} {
 		if got := idSet(search(t, files, Query{Q: q + " "})); got != want {
 			t.Errorf("q %q: hits %q, want %q", q, got, want)
+		}
+	}
+}
+
+// The full-text index is given each value once: a file's name that is also its sort name and
+// its path that is in paths_list and path_entries are written once, and a search still finds
+// the document by each of them.
+func TestEmbeddedTextHoldsEachValueOnce(t *testing.T) {
+	t.Parallel()
+	doc := map[string]any{"id": "a", "name": "Été.jpg", "sort_name": "Été.jpg", "mtime": 17.5,
+		"paths_list": []any{"Photos/Été.jpg"}, "path_entries": []any{map[string]any{"path": "Photos/Été.jpg", "mtime": 17.5}},
+		"copies": float64(1), "version": float64(1), "camera": "X100"}
+	if got, want := searchText(doc), "X100\n1\na\n17.5\nÉté.jpg\nPhotos/Été.jpg\n"; got != want {
+		t.Errorf("text %q, want %q", got, want)
+	}
+	// Past the values textSeen lists, it keeps a set: 40 distinct values, each twice.
+	many := map[string]any{}
+	var want strings.Builder
+	for i := range 40 {
+		many[fmt.Sprintf("k%02d", i)] = []any{fmt.Sprintf("v%02d", i), fmt.Sprintf("v%02d", i)}
+		fmt.Fprintf(&want, "v%02d\n", i)
+	}
+	if got := searchText(many); got != want.String() {
+		t.Errorf("text of 40 values twice: %q, want %q", got, want.String())
+	}
+
+	files := openEmbedded(t).Files()
+	raw, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := files.Upsert(t.Context(), []json.RawMessage{raw}); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"ete", "photos", "x100", "17"} {
+		if got := idSet(search(t, files, Query{Q: q})); got != "a" {
+			t.Errorf("q %q: hits %q, want a", q, got)
 		}
 	}
 }

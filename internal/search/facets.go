@@ -411,8 +411,15 @@ func facetSortKey(f *facet, desc bool) (num float64, str string, isNum bool) {
 // which would make a search for "text" or "ocr" find every file waiting for that module) and
 // booleans (a search for "true" means nothing). So a module hop that adds no words leaves
 // the text as it was.
+//
+// A value the text holds already is left out: a file's name is also its sort name and the end
+// of its path, and its path and modification time are both in paths_list and path_entries. A
+// search matches the same documents with or without the repeats (its words are there either
+// way), and the full-text index, whose work grows with the words it is given, takes a third
+// fewer of them for a typical file.
 func searchText(doc map[string]any) string {
 	var b strings.Builder
+	var seen textSeen
 	// The keys of the objects being walked, sorted, as a stack: one slice for the document.
 	keys := make([]string, 0, 2*len(doc))
 	sortedKeys := func(m map[string]any) []string {
@@ -437,11 +444,15 @@ func searchText(doc map[string]any) string {
 				walk(e)
 			}
 		case string:
-			b.WriteString(x)
-			b.WriteByte('\n')
+			if seen.add(x) {
+				b.WriteString(x)
+				b.WriteByte('\n')
+			}
 		case float64:
-			b.WriteString(strconv.FormatFloat(x, 'f', -1, 64))
-			b.WriteByte('\n')
+			if n := strconv.FormatFloat(x, 'f', -1, 64); seen.add(n) {
+				b.WriteString(n)
+				b.WriteByte('\n')
+			}
 		}
 	}
 	for _, k := range sortedKeys(doc) {
@@ -450,6 +461,41 @@ func searchText(doc map[string]any) string {
 		}
 	}
 	return b.String()
+}
+
+// textSeen is the set of values searchText has written: a list while it is short (a file's
+// document has a dozen or two), a map beyond.
+type textSeen struct {
+	list []string
+	set  map[string]struct{}
+}
+
+// textSeenList is how many values textSeen keeps in its list.
+const textSeenList = 32
+
+// add adds v and reports whether it was new.
+func (t *textSeen) add(v string) bool {
+	if t.set != nil {
+		if _, ok := t.set[v]; ok {
+			return false
+		}
+		t.set[v] = struct{}{}
+		return true
+	}
+	if slices.Contains(t.list, v) {
+		return false
+	}
+	if len(t.list) < textSeenList {
+		t.list = append(t.list, v)
+		return true
+	}
+	t.set = make(map[string]struct{}, 2*textSeenList)
+	for _, s := range t.list {
+		t.set[s] = struct{}{}
+	}
+	t.set[v] = struct{}{}
+	t.list = nil
+	return true
 }
 
 // textHash is what the documents table keeps of a document's searchText, to tell whether an
