@@ -203,12 +203,12 @@ func TestEmbeddedTextLeavesBookkeepingOut(t *testing.T) {
 	}
 }
 
-// The full-text index is given each value once: a file's name that is also its sort name and
-// its path that is in paths_list and path_entries are written once, and a search still finds
-// the document by each of them.
+// The full-text index is given each value once: a file's name and its sort name (the name in
+// lower case), and its path in paths_list and in path_entries, are written once, and a search
+// still finds the document by each of them.
 func TestEmbeddedTextHoldsEachValueOnce(t *testing.T) {
 	t.Parallel()
-	doc := map[string]any{"id": "a", "name": "Été.jpg", "sort_name": "Été.jpg", "mtime": 17.5,
+	doc := map[string]any{"id": "a", "name": "Été.jpg", "sort_name": "été.jpg", "mtime": 17.5,
 		"paths_list": []any{"Photos/Été.jpg"}, "path_entries": []any{map[string]any{"path": "Photos/Été.jpg", "mtime": 17.5}},
 		"copies": float64(1), "version": float64(1), "camera": "X100"}
 	if got, want := searchText(doc), "X100\n1\na\n17.5\nÉté.jpg\nPhotos/Été.jpg\n"; got != want {
