@@ -26,6 +26,10 @@
 # BENCH_SYNC_NAMES=library names the files as a library does (photos, music, documents; spaces,
 # accents, '&', dashes outside ASCII) instead of d0000/f0000000.txt: work that depends on the
 # bytes of a name (JSON escaping, for one) shows only there.
+# With BENCH_SYNC_AB=OTHER_BINARY (absolute paths for both) it only compares: the initial sync of BINARY and of
+# OTHER_BINARY alternated over BENCH_SYNC_ROUNDS rounds (default 5), with the floor once a round,
+# then the medians (for a change against main: build both, BENCH_SYNC_FS=ext4 for the kernel's
+# real work).
 # Usage: scripts/bench-sync.sh [BINARY] [N] [MIN_BYTES MAX_BYTES]  (default 1024 4096)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -172,6 +176,44 @@ for i in range(n):
     os.utime(path, (t, t))
 PY
 timed() { /usr/bin/time -f "%e %U %M" -o "$work/time" "$@"; read -r wall user rss <"$work/time"; }
+if [ -n "${BENCH_SYNC_AB:-}" ]; then
+  # A/B: the initial sync of BINARY and of BENCH_SYNC_AB, alternated over BENCH_SYNC_ROUNDS
+  # rounds (default 5), each run on fresh output after settle, and the floor once a round.
+  # One run against another swings by 10% on a shared VM; a change shows in its pairs.
+  rounds=${BENCH_SYNC_ROUNDS:-5}
+  : >"$work/ab"
+  for r in $(seq "$rounds"); do
+    fresh "$work/scratch"
+    settle
+    timed "$work/syncfloor" "$files" "$work/scratch/floor" >/dev/null
+    echo "floor $wall $user $rss" >>"$work/ab"
+    retire "$work/scratch"
+    for which in a b; do
+      b=$bin
+      [ "$which" = a ] || b=$BENCH_SYNC_AB
+      fresh "$work/scratch"
+      settle
+      INDEX_DIRECTORY=$files METADATA_DIRECTORY=$work/scratch/metadata STATE_DIRECTORY=$work/scratch/state \
+        LOG_FORMAT=json LOGGING_LEVEL=warn timed "$b" sync >/dev/null 2>"$work/log" || { cat "$work/log"; exit 1; }
+      echo "$which $wall $user $rss" >>"$work/ab"
+      printf 'round %d, %s (%s): %s s wall, %s s user, %d KB peak RSS\n' "$r" "$which" "$b" "$wall" "$user" "$rss"
+      retire "$work/scratch"
+    done
+  done
+  # Medians of each column, and b against a round by round.
+  awk '{ w[$1] = w[$1] " " $2; u[$1] = u[$1] " " $3; m[$1] = m[$1] " " $4 }
+    function median(list,   v, n, i, j, t) {
+      n = split(list, v, " ")
+      for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] + 0 < v[i] + 0) { t = v[i]; v[i] = v[j]; v[j] = t }
+      return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+    }
+    $1 == "a" { a = $2 } $1 == "b" { if ($2 < a) shorter++; pairs++ }
+    END {
+      for (k in w) printf "%s: median %.2f s wall, %.2f s user, %d KB peak RSS\n", (k == "a" ? "a (BINARY)" : k == "b" ? "b (BENCH_SYNC_AB)" : k), median(w[k]), median(u[k]), median(m[k])
+      printf "b shorter than a in %d of %d rounds; medians against the floor: a %.0f%%, b %.0f%%\n", shorter, pairs, 100 * median(w["floor"]) / median(w["a"]), 100 * median(w["floor"]) / median(w["b"])
+    }' "$work/ab"
+  exit 0
+fi
 fresh "$work/scratch"
 settle
 timed "$work/syncfloor" "$files" "$work/scratch/floor" >/dev/null
