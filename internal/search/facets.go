@@ -448,9 +448,12 @@ func searchText(doc map[string]any) string {
 				b.WriteString(x)
 				b.WriteByte('\n')
 				// The same in lower case has the same words for the index, which folds
-				// case: a name's sort name is left out with it.
-				if lower := strings.ToLower(x); lower != x {
-					seen.add(lower)
+				// case: a name's sort name is left out with it. Only a name's length is
+				// folded, not a chunk's text.
+				if len(x) <= textFoldMax {
+					if lower := strings.ToLower(x); lower != x {
+						seen.add(lower)
+					}
 				}
 			}
 		case float64:
@@ -477,6 +480,10 @@ type textSeen struct {
 
 // textSeenList is how many values textSeen keeps in its list.
 const textSeenList = 32
+
+// textFoldMax is the longest value searchText also records in lower case: a file name's
+// longest (NAME_MAX), so that a name's sort name is found, where a chunk's text is not copied.
+const textFoldMax = 255
 
 // add adds v and reports whether it was new.
 func (t *textSeen) add(v string) bool {
