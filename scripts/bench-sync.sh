@@ -26,10 +26,10 @@
 # BENCH_SYNC_NAMES=library names the files as a library does (photos, music, documents; spaces,
 # accents, '&', dashes outside ASCII) instead of d0000/f0000000.txt: work that depends on the
 # bytes of a name (JSON escaping, for one) shows only there.
-# With BENCH_SYNC_AB=OTHER_BINARY (absolute paths for both) it only compares: the initial sync of BINARY and of
-# OTHER_BINARY alternated over BENCH_SYNC_ROUNDS rounds (default 5), with the floor once a round,
-# then the medians (for a change against main: build both, BENCH_SYNC_FS=ext4 for the kernel's
-# real work).
+# With BENCH_SYNC_AB=OTHER_BINARY (absolute paths for both) it only compares: the initial sync
+# of BINARY and of OTHER_BINARY alternated over BENCH_SYNC_ROUNDS rounds (default 5), with the
+# floor once a round, then the medians and the median of the per-round differences (for a change
+# against main: build both, BENCH_SYNC_FS=ext4 for the kernel's real work).
 # Usage: scripts/bench-sync.sh [BINARY] [N] [MIN_BYTES MAX_BYTES]  (default 1024 4096)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -117,7 +117,6 @@ if [ -z "$bin" ]; then
   bin=$work/homeindexd
 fi
 go build -o "$work/syncfloor" ./scripts/syncfloor
-go build -tags benchceiling -o "$work/homeindexd-ceiling" ./cmd/homeindexd
 echo "== generating $n files of $lo-$hi bytes, $names names${fs:+, on $fs}"
 fresh "$work/src"
 files=$work/src/files
@@ -176,6 +175,13 @@ for i in range(n):
     os.utime(path, (t, t))
 PY
 timed() { /usr/bin/time -f "%e %U %M" -o "$work/time" "$@"; read -r wall user rss <"$work/time"; }
+# timeFloor: one run of the floor on fresh output after settle; its figures in wall, user, rss.
+timeFloor() {
+  fresh "$work/scratch"
+  settle
+  timed "$work/syncfloor" "$files" "$work/scratch/floor" >/dev/null
+  retire "$work/scratch"
+}
 if [ -n "${BENCH_SYNC_AB:-}" ]; then
   # A/B: the initial sync of BINARY and of BENCH_SYNC_AB, alternated over BENCH_SYNC_ROUNDS
   # rounds (default 5), each run on fresh output after settle, and the floor once a round.
@@ -183,11 +189,8 @@ if [ -n "${BENCH_SYNC_AB:-}" ]; then
   rounds=${BENCH_SYNC_ROUNDS:-5}
   : >"$work/ab"
   for r in $(seq "$rounds"); do
-    fresh "$work/scratch"
-    settle
-    timed "$work/syncfloor" "$files" "$work/scratch/floor" >/dev/null
+    timeFloor
     echo "floor $wall $user $rss" >>"$work/ab"
-    retire "$work/scratch"
     for which in a b; do
       b=$bin
       [ "$which" = a ] || b=$BENCH_SYNC_AB
@@ -216,12 +219,10 @@ if [ -n "${BENCH_SYNC_AB:-}" ]; then
     }' "$work/ab"
   exit 0
 fi
-fresh "$work/scratch"
-settle
-timed "$work/syncfloor" "$files" "$work/scratch/floor" >/dev/null
+go build -tags benchceiling -o "$work/homeindexd-ceiling" ./cmd/homeindexd
+timeFloor
 floor=$wall
 printf 'floor (syncfloor) of %d files: %s s wall, %s s user, %d KB peak RSS\n' "$n" "$wall" "$user" "$rss"
-retire "$work/scratch"
 fresh "$work/out"
 export INDEX_DIRECTORY=$files METADATA_DIRECTORY=$work/out/metadata STATE_DIRECTORY=$work/out/state LOG_FORMAT=json LOGGING_LEVEL=info
 for pass in initial unchanged; do
@@ -238,12 +239,9 @@ for pass in initial unchanged; do
     # neither run's place in the order (after another run's deletions, or a colder cache) helps
     # the sync.
     sync_wall=$wall
-    fresh "$work/scratch"
-    settle
-    timed "$work/syncfloor" "$files" "$work/scratch/floor" >/dev/null
+    timeFloor
     printf 'floor again, after the sync: %s s wall, %s s user, %d KB peak RSS\n' "$wall" "$user" "$rss"
     floor=$(awk -v a="$floor" -v b="$wall" 'BEGIN { print (b < a ? b : a) }')
-    retire "$work/scratch"
     awk -v f="$floor" -v s="$sync_wall" 'BEGIN { printf "  initial sync vs floor (%.2f s, the faster): %.0f%% (goal >= 50%%)\n", f, 100 * f / s }'
   else
     awk -v b="$bare" -v s="$wall" 'BEGIN { printf "  unchanged re-sync vs bare walk: %.2fx (goal <= 2x)\n", s / b }'
