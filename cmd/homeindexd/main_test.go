@@ -337,7 +337,7 @@ func TestRunBuildsTheSearchIndexesOnceAfterItsFirstSync(t *testing.T) {
 }
 
 // searchIndexes lists the files collection's expression indexes in the daemon's search.db, as
-// "<kind> <attribute>" ("sort size" for both directions' sort indexes, "value size"...).
+// "<kind> <attribute>" ("sort size" for its sort indexes, "value size"...).
 func searchIndexes(t *testing.T, d *daemonEnv) []string {
 	t.Helper()
 	db := sqlitedb.Open("file:" + filepath.Join(d.vars["STATE_DIRECTORY"], "search.db") + "?mode=ro")
@@ -347,7 +347,7 @@ func searchIndexes(t *testing.T, d *daemonEnv) []string {
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	kinds := map[string]string{"v": "value", "m": "multi", "ka": "sort", "kd": "sort"}
+	kinds := map[string]string{"v": "value", "m": "multi", "ka": "sort", "kd": "sort", "km": "multi"}
 	var out []string
 	for rows.Next() {
 		var name string

@@ -465,12 +465,13 @@ func (c *embeddedCollection) Search(ctx context.Context, q Query) (Result, error
 		order = append(order, "bm25("+fts+")")
 	case broad && len(keys) == 0:
 		from = docs + " AS d NOT INDEXED" // rowid order
-	case sortWalk:
-		from = docs + " AS d INDEXED BY " + c.sortIndexName(keys[0])
 	}
 	order = append(order, "d.seq")
-	rows, err := tx.QueryContext(ctx, "SELECT d.doc FROM "+from+whereSQL+" ORDER BY "+strings.Join(order, ", ")+" LIMIT ? OFFSET ?",
-		append(args, limit, offset)...)
+	query, queryArgs := "SELECT d.doc FROM "+from+whereSQL+" ORDER BY "+strings.Join(order, ", ")+" LIMIT ? OFFSET ?", append(args, limit, offset)
+	if sortWalk { // keys[0], keyed, has one order term
+		query, queryArgs = c.walkQuery([]string{"d.doc"}, keys[0], order[1:], whereSQL, args, limit, offset)
+	}
+	rows, err := tx.QueryContext(ctx, query, queryArgs...)
 	if err != nil {
 		return Result{}, sqlErr("search "+c.name, err)
 	}

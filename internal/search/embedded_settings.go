@@ -414,6 +414,17 @@ var tableSorts = []string{FieldDate, "size", FieldSortName}
 // first load keeps (see indexDefs): facets with a few values across a whole library.
 var loadKeptValues = []string{FieldKind, FieldExtension, FieldDrive, FieldYear, FieldCamera}
 
+// oneValued reports whether attr, a keyed sortable attribute, has one value or none in the
+// documents the collection is given: the files collection's date and sort name, which
+// PrepareFile derives (a number, a string), and its size, a core field (a number). Its
+// ascending sort index serves both orders (walkQuery), so it has no descending one: one index
+// fewer to build in a first load's serial tail, and to update for each document written. A
+// document written with several values anyway (only a caller writing its own documents
+// to the collection could) is listed in a small partial index (sortMulti).
+func (c *embeddedCollection) oneValued(attr string) bool {
+	return c.name == filesCollection && slices.Contains(tableSorts, attr)
+}
+
 // sortIndexed reports whether attr, a sortable attribute, has a sort index now (keyedSorts).
 func (c *embeddedCollection) sortIndexed(attr string) bool {
 	return !c.loading.Load() && c.keyed(attr)
@@ -423,7 +434,8 @@ func (c *embeddedCollection) sortIndexed(attr string) bool {
 // attribute: one on its single value, and a partial one listing the documents where it has
 // several values; together they let SQLite answer each condition (value test OR multi-value
 // test, see sqlWhere.cond) with a MULTI-INDEX OR. Per keyed sortable attribute: one on each of
-// its sort key columns (sortkeys.go), matching sortKey.orderTerms.
+// its sort key columns (sortkeys.go), matching sortKey.orderTerms; a one-valued attribute has
+// the ascending one alone, which serves both directions (walkQuery).
 //
 // The files collection keeps the filter indexes of tableFilters and the sort indexes of
 // tableSorts only. Its searches are answered by the in-memory file table (embedded_table.go),
@@ -431,7 +443,7 @@ func (c *embeddedCollection) sortIndexed(attr string) bool {
 // processes that do not build it (the CLI), where a query's words narrow the rows through FTS
 // first, and filters on the facets users pick and the sorts they pick still find an index.
 // Every expression index costs each new document an index insert: the 48 the files collection
-// had were two thirds of a first sync's index CPU; 20 remain.
+// had were two thirds of a first sync's index CPU; 17 remain.
 //
 // During a first load (BeginLoad) the indexes that a new document would insert into at a
 // random place (sizes, dates, names: one distinct value per file) wait for the load's end,
@@ -464,7 +476,17 @@ func (c *embeddedCollection) indexDefs(s Settings) map[string]string {
 			continue
 		}
 		defs[name(sortAsc, a)] = fmt.Sprintf(`CREATE INDEX %q ON %s(%s)`, name(sortAsc, a), table, sortColumn('<', a))
-		defs[name(sortDesc, a)] = fmt.Sprintf(`CREATE INDEX %q ON %s(%s)`, name(sortDesc, a), table, sortColumn('>', a))
+		if !c.oneValued(a) {
+			defs[name(sortDesc, a)] = fmt.Sprintf(`CREATE INDEX %q ON %s(%s)`, name(sortDesc, a), table, sortColumn('>', a))
+		}
+	}
+	// A one-valued attribute's few documents with several values, listed as the partial
+	// multi-value indexes are, and kept through a load as they are.
+	for _, a := range c.keyedSorts(s) {
+		if c.oneValued(a) {
+			cond := multiSortCond(a)
+			defs[name(sortMulti, a)] = fmt.Sprintf(`CREATE INDEX %q ON %s(%s) WHERE %s`, name(sortMulti, a), table, sortColumn('>', a), cond)
+		}
 	}
 	return defs
 }
@@ -473,11 +495,12 @@ func (c *embeddedCollection) indexDefs(s Settings) map[string]string {
 // the facet columns, named "a" and "d", then "sa" and "sd": an index that has them drops them
 // when its sort key columns are added (migrateSortKeys).
 const (
-	sortAsc  = "ka"
-	sortDesc = "kd"
+	sortAsc   = "ka"
+	sortDesc  = "kd"
+	sortMulti = "km" // a one-valued attribute's documents with several values (walkQuery)
 )
 
-// indexName names the expression index of one kind ("v", "m", sortAsc, sortDesc) on an
+// indexName names the expression index of one kind ("v", "m", sortAsc, sortDesc, sortMulti) on an
 // attribute.
 func (c *embeddedCollection) indexName(kind, attr string) string {
 	return c.name + "_x_" + kind + "_" + hex.EncodeToString([]byte(attr))
@@ -485,7 +508,7 @@ func (c *embeddedCollection) indexName(kind, attr string) string {
 
 // sortIndexName names the index walked for a sort key on a declared sortable attribute.
 func (c *embeddedCollection) sortIndexName(k sortKey) string {
-	if k.desc {
+	if k.desc && !c.oneValued(k.attr) {
 		return c.indexName(sortDesc, k.attr)
 	}
 	return c.indexName(sortAsc, k.attr)

@@ -475,17 +475,17 @@ func docsBySeq(ctx context.Context, tx *sql.Tx, seqs []int64) ([]FileHit, error)
 func sortedPage(ctx context.Context, tx *sql.Tx, c *embeddedCollection, keys []sortKey, declared []string, broad bool,
 	whereSQL string, args []any, limit, offset int) ([]int64, []FileHit, error) {
 	broad = broad && len(keys) > 0 && slices.Contains(c.settings.Sortable, keys[0].attr) && c.sortIndexed(keys[0].attr)
-	from := "files_docs AS d"
-	if broad {
-		from += " INDEXED BY " + c.sortIndexName(keys[0])
-	}
 	var order []string
 	for _, k := range keys {
 		order = append(order, k.orderTerms(!broad, declared, c.keyedSorts(c.settings))...)
 	}
 	order = append(order, "d.id")
-	rows, err := tx.QueryContext(ctx, "SELECT d.seq, d.doc FROM "+from+whereSQL+" ORDER BY "+strings.Join(order, ", ")+" LIMIT ? OFFSET ?",
-		append(args, limit, offset)...)
+	query, queryArgs := "SELECT d.seq, d.doc FROM files_docs AS d"+whereSQL+" ORDER BY "+strings.Join(order, ", ")+" LIMIT ? OFFSET ?",
+		append(args, limit, offset)
+	if broad { // keys[0], keyed, has one order term
+		query, queryArgs = c.walkQuery([]string{"d.seq", "d.doc"}, keys[0], order[1:], whereSQL, args, limit, offset)
+	}
+	rows, err := tx.QueryContext(ctx, query, queryArgs...)
 	if err != nil {
 		return nil, nil, err
 	}

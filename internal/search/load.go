@@ -60,7 +60,10 @@ func (ix *embeddedIndex) endLoad(ctx context.Context) error {
 	sampled := []string{idIndex(c.name)}
 	for _, a := range c.keyedSorts(c.settings) {
 		if c.sortIndexed(a) {
-			sampled = append(sampled, c.indexName(sortAsc, a), c.indexName(sortDesc, a))
+			sampled = append(sampled, c.sortIndexName(sortKey{attr: a}))
+			if !c.oneValued(a) {
+				sampled = append(sampled, c.sortIndexName(sortKey{attr: a, desc: true}))
+			}
 		}
 	}
 	c.analyzeAfterLoad(ctx, sampled)

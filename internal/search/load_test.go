@@ -35,12 +35,14 @@ func filesIndexes(t *testing.T, ix Index) (names []string, analyzed int) {
 }
 
 // keptDuringLoad is the part of the files collection's indexes names that a first load keeps:
-// the partial multi-value indexes and the value indexes of loadKeptValues.
+// the partial multi-value indexes (of filters, and of one-valued sorts) and the value indexes
+// of loadKeptValues.
 func keptDuringLoad(names []string) []string {
 	var kept []string
 	for _, n := range names {
 		attr, _ := hex.DecodeString(n[len("files_x_v_"):])
-		if strings.HasPrefix(n, "files_x_m_") || strings.HasPrefix(n, "files_x_v_") && slices.Contains(loadKeptValues, string(attr)) {
+		if strings.HasPrefix(n, "files_x_m_") || strings.HasPrefix(n, "files_x_km_") ||
+			strings.HasPrefix(n, "files_x_v_") && slices.Contains(loadKeptValues, string(attr)) {
 			kept = append(kept, n)
 		}
 	}

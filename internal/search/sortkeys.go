@@ -2,8 +2,10 @@ package search
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"slices"
+	"strings"
 )
 
 // Sort key columns. Each sortable attribute with a sort index (keyedSorts) has two BLOB
@@ -129,4 +131,82 @@ func sortColumns(keyed []string) []string {
 		out = append(out, sortColumn('<', a), sortColumn('>', a))
 	}
 	return out
+}
+
+// walkQuery returns the query, and its arguments, of one page of rows (cols of the
+// collection's documents, as d) in sort order, read by walking the sort index of k, the first
+// sort key: rest are the order terms after k's (the later keys', then the tie-break), whereSQL
+// (" WHERE …" or "") and args the conditions.
+//
+// A one-valued attribute (oneValued) has its ascending index alone. Its descending order is
+// numbers from the largest, then strings from the last, then the documents without a value
+// (sortkeys.go): within each type, the ascending keys read backwards, the first byte of a key
+// being its type. So the page is read as three walks of that index, one per type, each
+// stopped after offset+limit rows, and one sort of what they return by the descending key.
+// A document with several values, which only a caller writing its own documents to the files
+// collection gives (PrepareFile's are one-valued), sorts by its largest value descending and
+// its smallest ascending: the walks leave those out, and a fourth reads them from their own
+// small index (multiSortCond).
+func (c *embeddedCollection) walkQuery(cols []string, k sortKey, rest []string, whereSQL string, args []any, limit, offset int) (string, []any) {
+	index := func(name string) string { return " FROM " + c.name + "_docs AS d INDEXED BY " + name }
+	if !k.desc || !c.oneValued(k.attr) {
+		kind := byte('<')
+		if k.desc {
+			kind = '>'
+		}
+		order := append([]string{"d." + sortColumn(kind, k.attr)}, rest...)
+		return "SELECT " + strings.Join(cols, ", ") + index(c.sortIndexName(k)) + whereSQL + " ORDER BY " + strings.Join(order, ", ") + " LIMIT ? OFFSET ?",
+			append(slices.Clip(args), limit, offset)
+	}
+	asc, desc := "d."+sortColumn('<', k.attr), "d."+sortColumn('>', k.attr)
+	where := " WHERE "
+	if whereSQL != "" {
+		where = " WHERE (" + strings.TrimPrefix(whereSQL, " WHERE ") + ") AND "
+	}
+	// Each walk's rows carry what the final sort reads: the descending key, and the values of
+	// the later order terms.
+	var sel, outCols, outOrder []string
+	for i, col := range cols {
+		sel = append(sel, fmt.Sprintf("%s AS w_c%d", col, i))
+		outCols = append(outCols, fmt.Sprintf("w_c%d", i))
+	}
+	sel = append(sel, desc+" AS w_key")
+	outOrder = append(outOrder, "w_key")
+	for i, t := range rest {
+		expr, isDesc := strings.CutSuffix(t, " DESC")
+		sel = append(sel, fmt.Sprintf("%s AS w_o%d", expr, i))
+		if isDesc {
+			outOrder = append(outOrder, fmt.Sprintf("w_o%d DESC", i))
+		} else {
+			outOrder = append(outOrder, fmt.Sprintf("w_o%d", i))
+		}
+	}
+	multi := multiSortCond(k.attr)
+	one := "(" + multi + ") IS NOT 1 AND "
+	walks := []struct{ from, cond, order string }{
+		{index(c.sortIndexName(k)), one + fmt.Sprintf("%s < x'%02x'", asc, sortKeyString), asc + " DESC"},
+		{index(c.sortIndexName(k)), one + fmt.Sprintf("%s >= x'%02x' AND %s < x'%02x'", asc, sortKeyString, asc, sortKeyMissing), asc + " DESC"},
+		{index(c.sortIndexName(k)), one + fmt.Sprintf("%s >= x'%02x'", asc, sortKeyMissing), ""}, // all the same key
+		{index(c.indexName(sortMulti, k.attr)), multi, desc},
+	}
+	parts := make([]string, len(walks))
+	var all []any
+	for i, w := range walks {
+		order := rest
+		if w.order != "" {
+			order = append([]string{w.order}, rest...)
+		}
+		parts[i] = fmt.Sprintf("SELECT * FROM (SELECT %s%s%s%s ORDER BY %s LIMIT ?)",
+			strings.Join(sel, ", "), w.from, where, w.cond, strings.Join(order, ", "))
+		all = append(append(all, args...), offset+limit)
+	}
+	return "SELECT " + strings.Join(outCols, ", ") + " FROM (" + strings.Join(parts, " UNION ALL ") + ") ORDER BY " +
+			strings.Join(outOrder, ", ") + " LIMIT ? OFFSET ?",
+		append(all, limit, offset)
+}
+
+// multiSortCond is the condition of a document with several values of attr, the one of the
+// partial index (sortMulti) that lists them for a one-valued attribute by its descending key.
+func multiSortCond(attr string) string {
+	return fmt.Sprintf("json_extract(%s, %s) >= %d", facetColumn(attr), flatPath("f", attr), flagMulti)
 }

@@ -148,7 +148,7 @@ func TestEmbeddedMigratesSortKeys(t *testing.T) {
 	writer := ix.(*embeddedIndex).writer
 	stmts := []string{
 		fmt.Sprintf(`DROP INDEX %q`, c.indexName(sortAsc, "size")),
-		fmt.Sprintf(`DROP INDEX %q`, c.indexName(sortDesc, "size")),
+		fmt.Sprintf(`DROP INDEX %q`, c.indexName(sortMulti, "size")),
 		`ALTER TABLE files_docs DROP COLUMN "s<:size"`,
 		`ALTER TABLE files_docs DROP COLUMN "s>:size"`,
 	}
@@ -247,4 +247,187 @@ func TestSortKeysFollowUpdates(t *testing.T) {
 	if after, _ := keysOf("b"); !slices.Equal(before, after) || order() != "b a" {
 		t.Fatalf("after a hop on b: keys %x (were %x), size:asc %s", after, before, order())
 	}
+}
+
+// A broad browse of the files collection by a one-valued attribute, descending, walks its
+// ascending sort index (it has no descending one) and returns exactly the descending order:
+// numbers from the largest, strings from the last, documents with several values by their
+// largest, those without a value last, with conditions, a later sort key, and pages that
+// cross from one type to the next; through Search (ties by write order) and SearchFiles (by
+// id), as in the CLI. The ascending order is checked alike.
+func TestOneValuedSortWalksItsAscendingIndexBothWays(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ix := openEmbedded(t)
+	ix.(*embeddedIndex).tableOff = true // SearchFiles through SQL, as in the CLI
+	settings := FileSettings(Settings{Filterable: []string{"mtime"}, Sortable: []string{"size", "mtime"}})
+	if err := ix.Files().Configure(ctx, settings); err != nil {
+		t.Fatal(err)
+	}
+	c := ix.(*embeddedIndex).files
+	if !c.oneValued("size") {
+		t.Fatal("size is not one-valued: nothing to test")
+	}
+	if names, _ := filesIndexes(t, ix); slices.Contains(names, c.indexName(sortDesc, "size")) || !slices.Contains(names, c.indexName(sortAsc, "size")) {
+		t.Fatalf("indexes %q: want size's ascending sort index and no descending one", names)
+	}
+	// Each document's size, and the keys a reference sort reads: type (0 number, 1 string,
+	// 2 none), then its largest (descending) or smallest (ascending) value of that type.
+	type ref struct {
+		id         string
+		mtime      int
+		kind       int
+		lo, hi     float64
+		slo, shi   string
+		writeOrder int
+	}
+	const n = 1200
+	var docs []json.RawMessage
+	var refs []ref
+	for i := range n {
+		v := float64(i*7%1201 - 600) // distinct for every i
+		r := ref{id: fmt.Sprintf("s%04d", (i*389)%n), mtime: (i * 13) % 97, writeOrder: i}
+		var size string
+		switch {
+		case i%10 < 6:
+			size, r.lo, r.hi = fmt.Sprint(v), v, v
+		case i%10 == 6:
+			s := fmt.Sprintf("w%04d", i*37%1201)
+			size, r.kind, r.slo, r.shi = fmt.Sprintf("%q", s), 1, s, s
+		case i%10 == 7:
+			size, r.kind = []string{"", "null", "[]"}[i%3], 2
+		case i%10 == 8:
+			size, r.lo, r.hi = fmt.Sprintf("[%v, %v]", v, v-0.25), v-0.25, v
+		case i%20 == 9: // a number and a string: the number is the key both ways
+			size, r.lo, r.hi = fmt.Sprintf(`["zz", %v]`, v+0.5), v+0.5, v+0.5
+		default:
+			a, z := fmt.Sprintf("a%04d", i), fmt.Sprintf("z%04d", i)
+			size, r.kind, r.slo, r.shi = fmt.Sprintf("[%q, %q]", z, a), 1, a, z
+		}
+		doc := fmt.Sprintf(`{"id":%q,"mtime":%d`, r.id, r.mtime)
+		if size != "" {
+			doc += `,"size":` + size
+		}
+		docs = append(docs, json.RawMessage(doc+"}"))
+		refs = append(refs, r)
+	}
+	if err := ix.Files().Upsert(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	// want is the reference order of the documents with mtime >= from.
+	want := func(desc, byID, mtimeDesc bool, from int) []string {
+		var rs []ref
+		for _, r := range refs {
+			if r.mtime >= from {
+				rs = append(rs, r)
+			}
+		}
+		slices.SortFunc(rs, func(a, b ref) int {
+			if a.kind != b.kind {
+				return a.kind - b.kind
+			}
+			var by int
+			switch {
+			case a.kind == 0 && desc:
+				by = -cmpFloat(a.hi, b.hi)
+			case a.kind == 0:
+				by = cmpFloat(a.lo, b.lo)
+			case a.kind == 1 && desc:
+				by = -strings.Compare(a.shi, b.shi)
+			case a.kind == 1:
+				by = strings.Compare(a.slo, b.slo)
+			}
+			if by != 0 {
+				return by
+			}
+			if mtimeDesc && a.mtime != b.mtime {
+				return b.mtime - a.mtime
+			}
+			if byID {
+				return strings.Compare(a.id, b.id)
+			}
+			return a.writeOrder - b.writeOrder
+		})
+		ids := make([]string, len(rs))
+		for i, r := range rs {
+			ids[i] = r.id
+		}
+		return ids
+	}
+	for _, tc := range []struct {
+		sort      []string
+		desc      bool
+		mtimeDesc bool
+		from      int
+	}{
+		{sort: []string{"size:desc"}, desc: true},
+		{sort: []string{"size:desc"}, desc: true, from: 9},
+		{sort: []string{"size:desc", "mtime:desc"}, desc: true, mtimeDesc: true},
+		{sort: []string{"size:asc"}},
+		{sort: []string{"size:asc", "mtime:desc"}, mtimeDesc: true, from: 9},
+	} {
+		filter := ""
+		if tc.from > 0 {
+			filter = fmt.Sprintf("mtime >= %d", tc.from)
+		}
+		for _, byID := range []bool{false, true} {
+			w := want(tc.desc, byID, tc.mtimeDesc, tc.from)
+			if len(w) < broadMatch {
+				t.Fatalf("%v from %d: %d documents, want at least %d for a broad browse", tc.sort, tc.from, len(w), broadMatch)
+			}
+			// Pages of 97 cross each type's end at a different place in each.
+			var got []string
+			for offset := 0; offset < len(w)+97; offset += 97 {
+				if byID {
+					if len(tc.sort) > 1 {
+						break // SearchFiles takes one sort clause
+					}
+					var filters []string
+					if filter != "" {
+						filters = []string{filter}
+					}
+					res, err := SearchFiles(ctx, ix, FileQuery{Filters: filters, Sort: tc.sort[0], Limit: 97, Offset: offset})
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, h := range res.Hits {
+						var d struct{ ID string }
+						if err := json.Unmarshal(h.Doc, &d); err != nil {
+							t.Fatal(err)
+						}
+						got = append(got, d.ID)
+					}
+					continue
+				}
+				res, err := ix.Files().Search(ctx, Query{Filter: filter, Sort: tc.sort, Limit: 97, Offset: offset})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ids := idList(res); ids != "" {
+					got = append(got, strings.Fields(ids)...)
+				}
+			}
+			if got == nil {
+				continue
+			}
+			if !slices.Equal(got, w) {
+				i := 0
+				for i < min(len(got), len(w)) && got[i] == w[i] {
+					i++
+				}
+				t.Errorf("%v from %d (ties by id: %v): %d hits, departing from the reference order at %d of %d: got %q…, want %q…",
+					tc.sort, tc.from, byID, len(got), i, len(w), got[i:min(i+3, len(got))], w[i:min(i+3, len(w))])
+			}
+		}
+	}
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
