@@ -443,7 +443,8 @@ func (c *embeddedCollection) sortIndexed(attr string) bool {
 // processes that do not build it (the CLI), where a query's words narrow the rows through FTS
 // first, and filters on the facets users pick and the sorts they pick still find an index.
 // Every expression index costs each new document an index insert: the 48 the files collection
-// had were two thirds of a first sync's index CPU; 17 remain.
+// had were two thirds of a first sync's index CPU; 20 remain, 10 of them partial ones that
+// almost no document enters.
 //
 // During a first load (BeginLoad) the indexes that a new document would insert into at a
 // random place (sizes, dates, names: one distinct value per file) wait for the load's end,
