@@ -220,7 +220,7 @@ func TestOpenLogsIndexUpgrade(t *testing.T) {
 	db := sqlitedb.Open("file:" + filepath.Join(e.state, searchIndexFile))
 	var stmts []string
 	for _, q := range []string{
-		`SELECT format('DROP INDEX %Q', name) FROM sqlite_schema WHERE type = 'index' AND (name LIKE '%\_x\_ka\_%' ESCAPE '\' OR name LIKE '%\_x\_kd\_%' ESCAPE '\')`,
+		`SELECT format('DROP INDEX %Q', name) FROM sqlite_schema WHERE type = 'index' AND (name LIKE '%\_x\_ka\_%' ESCAPE '\' OR name LIKE '%\_x\_kd\_%' ESCAPE '\' OR name LIKE '%\_x\_km\_%' ESCAPE '\')`,
 		`SELECT format('ALTER TABLE files_docs DROP COLUMN %Q', name) FROM pragma_table_info('files_docs') WHERE name LIKE 's<:%' OR name LIKE 's>:%'`,
 	} {
 		rows, err := db.Query(q)
