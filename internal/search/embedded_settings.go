@@ -94,10 +94,9 @@ func (c *embeddedCollection) migrateSortKeys() error {
 	if what == "" {
 		// A row without keys was written by a version that did not know them: an older daemon
 		// still running beside a newer command. Its keys, never compared on update (they follow
-		// their facet column), would stay missing; fill them. The key indexes make this a few
-		// lookups.
+		// their facet column), would stay missing; fill them.
 		var one int
-		switch err := c.ix.writer.QueryRowContext(ctx, `SELECT 1 FROM `+c.name+`_docs WHERE `+strings.Join(cols, ` IS NULL OR `)+` IS NULL LIMIT 1`).Scan(&one); {
+		switch err := c.ix.writer.QueryRowContext(ctx, c.keylessQuery(keyed)).Scan(&one); {
 		case err == nil:
 			what = "sort keys filled in where an earlier version wrote documents without them"
 		case !errors.Is(err, sql.ErrNoRows):
@@ -108,6 +107,19 @@ func (c *embeddedCollection) migrateSortKeys() error {
 		return nil
 	}
 	return c.migrate(what, func(ctx context.Context, tx *sql.Tx) error { return c.addSortKeys(ctx, tx, keyed) })
+}
+
+// keylessQuery returns the query that finds a row without sort keys. An attribute's two keys
+// are written together (sortKeyValues, changedColumns, addSortKeys) and a row written without
+// them lacks both, so the ascending key tells: its index makes the query a few lookups, where
+// the descending key, which a one-valued attribute does not index, would have it read every
+// row at every open.
+func (c *embeddedCollection) keylessQuery(keyed []string) string {
+	var asc []string
+	for _, a := range keyed {
+		asc = append(asc, sortColumn('<', a)+" IS NULL")
+	}
+	return `SELECT 1 FROM ` + c.name + `_docs WHERE ` + strings.Join(asc, ` OR `) + ` LIMIT 1`
 }
 
 // migrate runs fn in one transaction on the writer and records what it did (Upgrades); its

@@ -431,3 +431,44 @@ func cmpFloat(a, b float64) int {
 	}
 	return 0
 }
+
+// The check at every open for rows without sort keys (migrateSortKeys) is a few index
+// lookups in both collections, never a read of every row: at a million files that read was a
+// second of every start.
+func TestKeylessCheckReadsNoTable(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ix := openEmbedded(t)
+	if err := ix.Files().Configure(ctx, FileSettings(Settings{Filterable: []string{"mtime"}, Sortable: []string{"mtime"}})); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Chunks().Configure(ctx, ChunkSettings); err != nil {
+		t.Fatal(err)
+	}
+	w := ix.(*embeddedIndex).writer
+	for _, c := range []*embeddedCollection{ix.(*embeddedIndex).files, ix.(*embeddedIndex).chunks} {
+		keyed := c.keyedSorts(c.settings)
+		if len(keyed) == 0 {
+			t.Fatalf("%s: no keyed sorts: nothing to test", c.name)
+		}
+		rows, err := w.QueryContext(ctx, "EXPLAIN QUERY PLAN "+c.keylessQuery(keyed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		for _, p := range plan {
+			if strings.HasPrefix(p, "SCAN ") {
+				t.Errorf("%s: the check for rows without keys reads the table: %q", c.name, plan)
+			}
+		}
+	}
+}
