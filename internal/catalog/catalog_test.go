@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -70,29 +69,6 @@ func clearOutbox(t *testing.T, c *Catalog) {
 	if err := c.OutboxDone(context.Background(), es); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// queryPlan returns the detail lines of EXPLAIN QUERY PLAN for query with args.
-func queryPlan(t *testing.T, db *sql.DB, query string, args ...any) []string {
-	t.Helper()
-	rows, err := db.Query("EXPLAIN QUERY PLAN "+query, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return plan
 }
 
 // Open creates the catalog (and its directory); what was committed is there after a reopen.

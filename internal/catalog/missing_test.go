@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/homeindex/homeindex/internal/sqlitedb"
+	"github.com/homeindex/homeindex/internal/testutil/sqlplan"
 )
 
 // Expired missing documents are purged in bounded batches, found through documents_missing;
@@ -84,7 +85,7 @@ func TestPurgeMissing(t *testing.T) {
 		}
 	}
 	// The purge query uses the partial index: its cost follows the expired rows, not the table.
-	plan := strings.Join(queryPlan(t, c.r, `SELECT id FROM documents WHERE missing_since IS NOT NULL AND missing_since < ?
+	plan := strings.Join(sqlplan.Of(t, c.r, `SELECT id FROM documents WHERE missing_since IS NOT NULL AND missing_since < ?
 		AND NOT EXISTS (SELECT 1 FROM files f WHERE f.doc_id = documents.id) ORDER BY missing_since LIMIT ?`, 1, 1), "\n")
 	if !strings.Contains(plan, "documents_missing") {
 		t.Errorf("purge plan does not use documents_missing:\n%s", plan)

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/homeindex/homeindex/internal/testutil/sqlplan"
 )
 
 // Dirty queues keys; doc: and chunks: keys have an index part, path: and drive: keys only a
@@ -239,7 +241,7 @@ func TestPendingOutboxUsesTheCoveringIndex(t *testing.T) {
 	t.Parallel()
 	c, _ := openWithDocA(t)
 	for _, q := range []string{pendingOutboxQuery, outboxDoneRange} {
-		if plan := queryPlan(t, c.w, q, 0, 10); len(plan) != 1 || !strings.Contains(plan[0], "USING COVERING INDEX outbox_pending") {
+		if plan := sqlplan.Of(t, c.w, q, 0, 10); len(plan) != 1 || !strings.Contains(plan[0], "USING COVERING INDEX outbox_pending") {
 			t.Errorf("%s: plan %q, want a search of outbox_pending alone", q, plan)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/homeindex/homeindex/internal/sqlitedb"
+	"github.com/homeindex/homeindex/internal/testutil/sqlplan"
 )
 
 // randomFacet returns a path's values as flatFacets leaves them (sorted, without duplicates):
@@ -451,24 +452,8 @@ func TestKeylessCheckReadsNoTable(t *testing.T) {
 		if len(keyed) == 0 {
 			t.Fatalf("%s: no keyed sorts: nothing to test", c.name)
 		}
-		rows, err := w.QueryContext(ctx, "EXPLAIN QUERY PLAN "+c.keylessQuery(keyed))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		for _, p := range plan {
-			if strings.HasPrefix(p, "SCAN ") {
-				t.Errorf("%s: the check for rows without keys reads the table: %q", c.name, plan)
-			}
+		if plan := sqlplan.Of(t, w, c.keylessQuery(keyed)); sqlplan.Scans(plan) {
+			t.Errorf("%s: the check for rows without keys reads the table: %q", c.name, plan)
 		}
 	}
 }
