@@ -485,20 +485,17 @@ func (c *embeddedCollection) indexDefs(s Settings) map[string]string {
 		defs[name("m", a)] = fmt.Sprintf(`CREATE INDEX %q ON %s(%s) WHERE %s >= %d`, name("m", a), table, f, f, flagMulti)
 	}
 	for _, a := range c.keyedSorts(s) {
+		if c.oneValued(a) {
+			// Its few documents with several values, listed as the partial multi-value
+			// indexes are, and kept through a load as they are.
+			defs[name(sortMulti, a)] = fmt.Sprintf(`CREATE INDEX %q ON %s(%s) WHERE %s`, name(sortMulti, a), table, sortColumn('>', a), multiSortCond(a))
+		}
 		if !c.sortIndexed(a) {
 			continue
 		}
 		defs[name(sortAsc, a)] = fmt.Sprintf(`CREATE INDEX %q ON %s(%s)`, name(sortAsc, a), table, sortColumn('<', a))
 		if !c.oneValued(a) {
 			defs[name(sortDesc, a)] = fmt.Sprintf(`CREATE INDEX %q ON %s(%s)`, name(sortDesc, a), table, sortColumn('>', a))
-		}
-	}
-	// A one-valued attribute's few documents with several values, listed as the partial
-	// multi-value indexes are, and kept through a load as they are.
-	for _, a := range c.keyedSorts(s) {
-		if c.oneValued(a) {
-			cond := multiSortCond(a)
-			defs[name(sortMulti, a)] = fmt.Sprintf(`CREATE INDEX %q ON %s(%s) WHERE %s`, name(sortMulti, a), table, sortColumn('>', a), cond)
 		}
 	}
 	return defs

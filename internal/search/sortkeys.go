@@ -183,10 +183,11 @@ func (c *embeddedCollection) walkQuery(cols []string, k sortKey, rest []string, 
 	}
 	multi := multiSortCond(k.attr)
 	one := "(" + multi + ") IS NOT 1 AND "
+	ascIndex := index(c.sortIndexName(k))
 	walks := []struct{ from, cond, order string }{
-		{index(c.sortIndexName(k)), one + fmt.Sprintf("%s < x'%02x'", asc, sortKeyString), asc + " DESC"},
-		{index(c.sortIndexName(k)), one + fmt.Sprintf("%s >= x'%02x' AND %s < x'%02x'", asc, sortKeyString, asc, sortKeyMissing), asc + " DESC"},
-		{index(c.sortIndexName(k)), one + fmt.Sprintf("%s >= x'%02x'", asc, sortKeyMissing), ""}, // all the same key
+		{ascIndex, one + fmt.Sprintf("%s < x'%02x'", asc, sortKeyString), asc + " DESC"},
+		{ascIndex, one + fmt.Sprintf("%s >= x'%02x' AND %s < x'%02x'", asc, sortKeyString, asc, sortKeyMissing), asc + " DESC"},
+		{ascIndex, one + fmt.Sprintf("%s >= x'%02x'", asc, sortKeyMissing), ""}, // all the same key
 		{index(c.indexName(sortMulti, k.attr)), multi, desc},
 	}
 	parts := make([]string, len(walks))
