@@ -110,6 +110,42 @@ func TestCreateFile(t *testing.T) {
 	}
 }
 
+// Both ways of naming the unnamed file give the same result: by its descriptor (Linux 6.10 and
+// later, or with CAP_DAC_READ_SEARCH) and through /proc/self/fd (every kernel). Not parallel:
+// it sets which way CreateFile takes.
+func TestCreateFileLinksEitherWay(t *testing.T) {
+	defer emptyPathLink.Store(emptyPathLink.Load())
+	for _, way := range []struct {
+		name  string
+		state int32
+	}{{"untried", emptyPathUntried}, {"descriptor", emptyPathWorks}, {"proc", emptyPathRefused}} {
+		emptyPathLink.Store(way.state)
+		dir := t.TempDir()
+		dst := filepath.Join(dir, "document.json")
+		if err := CreateFile(dst, []byte(way.name), 0o644, false); err != nil {
+			t.Fatalf("%s: %v", way.name, err)
+		}
+		if got, err := os.ReadFile(dst); err != nil || string(got) != way.name {
+			t.Errorf("%s: dst holds %q (%v)", way.name, got, err)
+		}
+		if err := CreateFile(dst, []byte("again"), 0o644, false); !errors.Is(err, fs.ErrExist) {
+			t.Errorf("%s: CreateFile over an existing file = %v, want fs.ErrExist", way.name, err)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+			t.Errorf("%s: %d entries, want dst alone", way.name, len(entries))
+		}
+	}
+	// On Linux 6.10 and later, or with CAP_DAC_READ_SEARCH (the tests run as root), the
+	// descriptor way works, and a first try finds it does.
+	emptyPathLink.Store(emptyPathUntried)
+	if err := CreateFile(filepath.Join(t.TempDir(), "x"), nil, 0o644, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := emptyPathLink.Load(); got != emptyPathWorks {
+		t.Errorf("after a first link the way is %d, want %d (by descriptor)", got, emptyPathWorks)
+	}
+}
+
 // procfs has no O_TMPFILE: the error says so, for the caller to write through ReplaceFile.
 func TestCreateFileUnsupported(t *testing.T) {
 	t.Parallel()
