@@ -106,16 +106,17 @@ func CreateFile(dst string, data []byte, perm os.FileMode, sync bool) error {
 	return nil
 }
 
-// Whether linkat(AT_EMPTY_PATH) links a file this process made with O_TMPFILE. Since Linux
-// 6.10 a process may link a file it opened itself that way; before, only with
-// CAP_DAC_READ_SEARCH, and the kernel answers ENOENT to others. Where it works it spares the
-// walk of /proc/self/fd/N on every new document.
+// The states of emptyPathLink.
 const (
 	emptyPathUntried = iota
 	emptyPathWorks
 	emptyPathRefused
 )
 
+// emptyPathLink says whether linkat(AT_EMPTY_PATH) links a file this process made with
+// O_TMPFILE. Since Linux 6.10 a process may link a file it opened itself that way; before, only
+// with CAP_DAC_READ_SEARCH, and the kernel answers ENOENT to others. Where it works it spares
+// the walk of /proc/self/fd/N on every new document.
 var emptyPathLink atomic.Int32
 
 // linkUnnamed gives the unnamed file fd the name dst: by the descriptor itself where the

@@ -149,7 +149,8 @@ func TestEmbeddedFilesDropsIndexesTheTableReplaces(t *testing.T) {
 }
 
 // sizeIndexes names, sorted, the indexes of the files collection of ix when size alone is
-// filterable and sortable: its value and multi-value filter indexes its ascending sort index, and the partial index of its documents with several values (sortMulti).
+// filterable and sortable: its value and multi-value filter indexes, its ascending sort index,
+// and the partial index of its documents with several values (sortMulti).
 func sizeIndexes(ix Index) []string {
 	c := ix.(*embeddedIndex).files
 	want := []string{c.indexName("m", "size"), c.indexName(sortAsc, "size"), c.indexName(sortMulti, "size"), c.indexName("v", "size")}
