@@ -179,26 +179,28 @@ PY
 timed() { /usr/bin/time -f "%e %U %S %M" -o "$work/time" "$@"; read -r wall user sys rss <"$work/time"; }
 # devWritten DIR: MiB written so far to the loop device under DIR (BENCH_SYNC_FS=ext4 only).
 devWritten() { awk '{ printf "%d", $7 / 2048 }' "/sys/block/$(basename "$(findmnt -n -o SOURCE "$1")")/stat"; }
-# io W0 W1 W2: what a run wrote to its file system (W0 before it, W1 after, W2 after a syncfs
-# that followed), or nothing without BENCH_SYNC_FS=ext4: the sync makes its output durable as
-# it goes, the floor leaves it to the kernel, and the bytes show what each costs a real disk.
-io() { [ -z "$fs" ] || echo "; wrote $(($2 - $1)) MiB during the run and $(($3 - $2)) MiB more at a syncfs after it"; }
-# timeFloor: one run of the floor on fresh output after settle; its figures in wall, user, rss.
+# timedOn DIR CMD...: timed CMD, a run that writes to DIR's file system, then a syncfs of that
+# file system outside the run, its time in flushed: the sync makes its output durable as it goes
+# (a syncfs behind its rounds), the floor leaves that to the kernel. With BENCH_SYNC_FS=ext4,
+# runIO says what the run wrote and what the syncfs still had to: the cost on a real disk.
+timedOn() {
+  local dir=$1 w0 w1 t0
+  shift
+  [ -z "$fs" ] || w0=$(devWritten "$dir")
+  timed "$@" || return
+  [ -z "$fs" ] || w1=$(devWritten "$dir")
+  t0=$(date +%s.%N)
+  sync -f "$dir"
+  flushed=$(awk -v s="$t0" -v e="$(date +%s.%N)" 'BEGIN { printf "%.2f", e - s }')
+  runIO=
+  [ -z "$fs" ] || runIO="; wrote $((w1 - w0)) MiB during the run and $(($(devWritten "$dir") - w1)) MiB more at a syncfs after it"
+}
+# timeFloor: one run of the floor on fresh output after settle; its figures in wall, user, sys,
+# rss, flushed and runIO.
 timeFloor() {
   fresh "$work/scratch"
   settle
-  local w0=0 w1=0 w2=0
-  [ -z "$fs" ] || w0=$(devWritten "$work/scratch")
-  timed "$work/syncfloor" "$files" "$work/scratch/floor" >/dev/null
-  [ -z "$fs" ] || w1=$(devWritten "$work/scratch")
-  # Then what it wrote made durable, as the sync makes its own as it goes (a syncfs behind its
-  # rounds): informational, beside the goal's floor, which leaves that to the kernel.
-  local t0
-  t0=$(date +%s.%N)
-  sync -f "$work/scratch"
-  flushed=$(awk -v s="$t0" -v e="$(date +%s.%N)" 'BEGIN { printf "%.2f", e - s }')
-  [ -z "$fs" ] || w2=$(devWritten "$work/scratch")
-  floorIO=$(io "$w0" "$w1" "$w2")
+  timedOn "$work/scratch" "$work/syncfloor" "$files" "$work/scratch/floor" >/dev/null
   retire "$work/scratch"
 }
 if [ -n "${BENCH_SYNC_AB:-}" ]; then
@@ -242,7 +244,7 @@ go build -tags benchceiling -o "$work/homeindexd-ceiling" ./cmd/homeindexd
 timeFloor
 floor=$wall
 durable=$(awk -v a="$wall" -v b="$flushed" 'BEGIN { printf "%.2f", a + b }')
-printf 'floor (syncfloor) of %d files: %s s wall, %s s user, %s s system, %d KB peak RSS; then a syncfs of its output: %s s%s\n' "$n" "$wall" "$user" "$sys" "$rss" "$flushed" "$floorIO"
+printf 'floor (syncfloor) of %d files: %s s wall, %s s user, %s s system, %d KB peak RSS; then a syncfs of its output: %s s%s\n' "$n" "$wall" "$user" "$sys" "$rss" "$flushed" "$runIO"
 fresh "$work/out"
 export INDEX_DIRECTORY=$files METADATA_DIRECTORY=$work/out/metadata STATE_DIRECTORY=$work/out/state LOG_FORMAT=json LOGGING_LEVEL=info
 for pass in initial unchanged; do
@@ -252,22 +254,15 @@ for pass in initial unchanged; do
     bare=$wall
     printf 'bare walk (WalkDir + Lstat) of %d files: %s s wall, %d KB peak RSS\n' "$n" "$wall" "$rss"
   fi
-  w0=0 w1=0 w2=0
-  [ -z "$fs" ] || w0=$(devWritten "$work/out")
-  timed "$bin" sync >"$work/sync.out" 2>"$work/log" || { cat "$work/log"; exit 1; }
-  if [ -n "$fs" ]; then
-    w1=$(devWritten "$work/out")
-    sync -f "$work/out"
-    w2=$(devWritten "$work/out")
-  fi
-  printf '%s sync of %d files: %s s wall, %s s user, %s s system, %d KB peak RSS%s\n' "$pass" "$n" "$wall" "$user" "$sys" "$rss" "$(io "$w0" "$w1" "$w2")"
+  timedOn "$work/out" "$bin" sync >"$work/sync.out" 2>"$work/log" || { cat "$work/log"; exit 1; }
+  printf '%s sync of %d files: %s s wall, %s s user, %s s system, %d KB peak RSS%s\n' "$pass" "$n" "$wall" "$user" "$sys" "$rss" "$runIO"
   if [ "$pass" = initial ]; then
     # The floor again, right after the sync; the faster of its two runs is the reference, so
     # neither run's place in the order (after another run's deletions, or a colder cache) helps
     # the sync.
     sync_wall=$wall
     timeFloor
-    printf 'floor again, after the sync: %s s wall, %s s user, %s s system, %d KB peak RSS; then a syncfs of its output: %s s%s\n' "$wall" "$user" "$sys" "$rss" "$flushed" "$floorIO"
+    printf 'floor again, after the sync: %s s wall, %s s user, %s s system, %d KB peak RSS; then a syncfs of its output: %s s%s\n' "$wall" "$user" "$sys" "$rss" "$flushed" "$runIO"
     floor=$(awk -v a="$floor" -v b="$wall" 'BEGIN { print (b < a ? b : a) }')
     durable=$(awk -v a="$durable" -v b="$wall" -v c="$flushed" 'BEGIN { print (b + c < a ? b + c : a) }')
     awk -v f="$floor" -v s="$sync_wall" 'BEGIN { printf "  initial sync vs floor (%.2f s, the faster): %.0f%% (goal >= 50%%)\n", f, 100 * f / s }'
