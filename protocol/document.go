@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/homeindex/homeindex/internal/jsonvalid"
 )
 
 // CurrentVersion is the document schema version (upstream migrations.CURRENT_VERSION).
@@ -104,7 +106,7 @@ func (p *Paths) decode(data []byte) error {
 // every paths object: one pass, no decoder. ok is false for anything else, which the decoder
 // then reads and, when it is wrong, says why.
 func scanPaths(data []byte) (_ Paths, ok bool) {
-	if !json.Valid(data) {
+	if !jsonvalid.Valid(data) {
 		return nil, false
 	}
 	return scanValidPaths(data)

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/homeindex/homeindex/internal/jsonvalid"
 )
 
 // JobFieldPrefix starts every field the daemon adds to a queue item beyond the document and
@@ -192,11 +194,11 @@ var errNotObject = errors.New("want a JSON object")
 // rewrites member by member. Data after the object is an error. Each value is a slice of data
 // (capacity clipped, so appending to it cannot overwrite data).
 //
-// Every module result and queue item goes through here, so valid JSON (json.Valid, which
+// Every module result and queue item goes through here, so valid JSON (jsonvalid.Valid, which
 // allocates nothing) is split by a scanner that only tracks strings and nesting; anything
 // else goes through encoding/json's decoder, which says what is wrong.
 func EachMember(data []byte, fn func(key string, value json.RawMessage) error) error {
-	if !json.Valid(data) {
+	if !jsonvalid.Valid(data) {
 		if err := eachMemberDecoded(data, fn); err != nil {
 			return err
 		}

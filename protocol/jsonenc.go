@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/homeindex/homeindex/internal/jsonvalid"
 )
 
 // This file writes JSON as json.Marshal does (compact; <, >, & and U+2028, U+2029 escaped),
@@ -183,7 +185,7 @@ func SetMembers(obj string, set map[string]json.RawMessage) (string, error) {
 		if v == nil {
 			v = json.RawMessage("null") // as json.RawMessage's MarshalJSON writes nil
 		}
-		if !json.Valid(v) {
+		if !jsonvalid.Valid(v) {
 			return "", fmt.Errorf("member %q: invalid JSON", k)
 		}
 		m[k] = v

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/homeindex/homeindex/internal/durable"
+	"github.com/homeindex/homeindex/internal/jsonvalid"
 )
 
 // Names inside the metadata root.
@@ -114,7 +115,7 @@ func (s *Store) WriteIndentedDocument(id string, data []byte) (written bool, err
 // indentObject returns doc re-indented with 4 spaces and a final newline. Compacting first
 // makes the output independent of the input's formatting.
 func indentObject(doc []byte) ([]byte, error) {
-	if json.Valid(doc) { // nearly always: the outbox renders documents itself
+	if jsonvalid.Valid(doc) { // nearly always: the outbox renders documents itself
 		if out := indentValid(doc); len(out) > 1 && out[0] == '{' {
 			return out, nil
 		}

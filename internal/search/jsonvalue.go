@@ -5,16 +5,18 @@ import (
 	"errors"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/homeindex/homeindex/internal/jsonvalid"
 )
 
 // decodeObject decodes a JSON object into the map encoding/json would give for it (numbers as
 // float64, the last of duplicate keys kept), into dst. Every index write decodes its
 // documents, and encoding/json's reflection was a third of that; this decodes valid JSON
-// (json.Valid checks it first, without allocating) by hand, and gives the rare string with
+// (jsonvalid.Valid checks it first, without allocating) by hand, and gives the rare string with
 // escapes or bytes that are not UTF-8 to encoding/json, which rewrites them as it always has.
 // A document that is not a JSON object is an error; null leaves dst nil.
 func decodeObject(data []byte, dst *map[string]any) error {
-	if !json.Valid(data) {
+	if !jsonvalid.Valid(data) {
 		return json.Unmarshal(data, dst) // says what is wrong
 	}
 	d := valueDecoder{data: data}
@@ -34,8 +36,8 @@ func decodeObject(data []byte, dst *map[string]any) error {
 
 var errNotJSONObject = errors.New("not a JSON object")
 
-// valueDecoder reads valid JSON (json.Valid said so): it checks nothing encoding/json's
-// scanner already did, and the nesting json.Valid allows (encoding/json's limit) bounds its
+// valueDecoder reads valid JSON (jsonvalid.Valid said so): it checks nothing encoding/json's
+// scanner already did, and the nesting jsonvalid.Valid allows (encoding/json's limit) bounds its
 // recursion.
 type valueDecoder struct {
 	data []byte
