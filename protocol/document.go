@@ -114,7 +114,7 @@ func scanPaths(data []byte) (_ Paths, ok bool) {
 
 // scanValidPaths is scanPaths for data known to be valid JSON.
 func scanValidPaths(data []byte) (_ Paths, ok bool) {
-	i := skipSpace(data, 0)
+	i := jsonvalid.SkipSpace(data, 0)
 	switch data[i] {
 	case 'n':
 		return nil, true // null
@@ -123,7 +123,7 @@ func scanValidPaths(data []byte) (_ Paths, ok bool) {
 		return nil, false
 	}
 	out := Paths{}
-	if i = skipSpace(data, i+1); data[i] == '}' {
+	if i = jsonvalid.SkipSpace(data, i+1); data[i] == '}' {
 		return out, true
 	}
 	for {
@@ -132,7 +132,7 @@ func scanValidPaths(data []byte) (_ Paths, ok bool) {
 		if err != nil {
 			return nil, false
 		}
-		i = skipSpace(data, skipSpace(data, end)+1)
+		i = jsonvalid.SkipSpace(data, jsonvalid.SkipSpace(data, end)+1)
 		if c := data[i]; c != '-' && (c < '0' || c > '9') {
 			return nil, false
 		}
@@ -142,10 +142,10 @@ func scanValidPaths(data []byte) (_ Paths, ok bool) {
 			return nil, false
 		}
 		out = append(out, PathEntry{Path: k, Mtime: f})
-		if i = skipSpace(data, end); data[i] == '}' {
+		if i = jsonvalid.SkipSpace(data, end); data[i] == '}' {
 			return out, true
 		}
-		i = skipSpace(data, i+1)
+		i = jsonvalid.SkipSpace(data, i+1)
 	}
 }
 

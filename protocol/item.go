@@ -206,11 +206,11 @@ func EachMember(data []byte, fn func(key string, value json.RawMessage) error) e
 		// one (a stray "}" or "]").
 		return errors.New("data after the JSON object")
 	}
-	i := skipSpace(data, 0)
+	i := jsonvalid.SkipSpace(data, 0)
 	if data[i] != '{' {
 		return errNotObject
 	}
-	i = skipSpace(data, i+1)
+	i = jsonvalid.SkipSpace(data, i+1)
 	if data[i] == '}' {
 		return nil
 	}
@@ -221,16 +221,16 @@ func EachMember(data []byte, fn func(key string, value json.RawMessage) error) e
 		if err != nil {
 			return err
 		}
-		i = skipSpace(data, skipSpace(data, end)+1)
+		i = jsonvalid.SkipSpace(data, jsonvalid.SkipSpace(data, end)+1)
 		end = skipValue(data, i)
 		if err := fn(key, json.RawMessage(data[i:end:end])); err != nil {
 			return err
 		}
-		i = skipSpace(data, end)
+		i = jsonvalid.SkipSpace(data, end)
 		if data[i] == '}' {
 			return nil
 		}
-		i = skipSpace(data, i+1)
+		i = jsonvalid.SkipSpace(data, i+1)
 	}
 }
 
@@ -245,13 +245,6 @@ func memberKey(quoted []byte) (string, error) {
 		}
 	}
 	return string(inner), nil
-}
-
-func skipSpace(data []byte, i int) int {
-	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
-		i++
-	}
-	return i
 }
 
 // skipValue returns the end of the valid JSON value starting at data[i].

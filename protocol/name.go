@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/homeindex/homeindex/internal/jsonvalid"
 )
 
 // Name is a file name or relative path as the file system holds it: any bytes, not necessarily
@@ -267,12 +269,12 @@ func (l nameList) MarshalJSON() ([]byte, error) {
 // scanValidNames reads valid JSON holding an array of names in one pass; ok is false for
 // anything else (nameList.UnmarshalJSON then says what is wrong).
 func scanValidNames(data []byte) (_ []string, ok bool) {
-	i := skipSpace(data, 0)
+	i := jsonvalid.SkipSpace(data, 0)
 	if data[i] != '[' {
 		return nil, false
 	}
 	out := []string{}
-	if i = skipSpace(data, i+1); data[i] == ']' {
+	if i = jsonvalid.SkipSpace(data, i+1); data[i] == ']' {
 		return out, true
 	}
 	for {
@@ -282,10 +284,10 @@ func scanValidNames(data []byte) (_ []string, ok bool) {
 			return nil, false
 		}
 		out = append(out, s)
-		if i = skipSpace(data, end); data[i] == ']' {
+		if i = jsonvalid.SkipSpace(data, end); data[i] == ']' {
 			return out, true
 		}
-		i = skipSpace(data, i+1)
+		i = jsonvalid.SkipSpace(data, i+1)
 	}
 }
 

@@ -59,7 +59,7 @@ func Valid(data []byte) bool {
 		depth++
 	}
 
-	i := skipSpace(data, 0)
+	i := SkipSpace(data, 0)
 	for {
 		// A value starts at i.
 		if i >= len(data) {
@@ -70,7 +70,7 @@ func Valid(data []byte) bool {
 			if depth >= maxDepth { // an empty one counts too, as in encoding/json
 				return false
 			}
-			if i = skipSpace(data, i+1); i < len(data) && data[i] == '}' {
+			if i = SkipSpace(data, i+1); i < len(data) && data[i] == '}' {
 				i++
 				break // an empty object is a whole value
 			}
@@ -84,7 +84,7 @@ func Valid(data []byte) bool {
 			if depth >= maxDepth {
 				return false
 			}
-			if i = skipSpace(data, i+1); i < len(data) && data[i] == ']' {
+			if i = SkipSpace(data, i+1); i < len(data) && data[i] == ']' {
 				i++
 				break
 			}
@@ -116,7 +116,7 @@ func Valid(data []byte) bool {
 		}
 		// A value ended before i: close the containers it ends, then expect the next one.
 		for {
-			i = skipSpace(data, i)
+			i = SkipSpace(data, i)
 			if depth == 0 {
 				return i == len(data)
 			}
@@ -126,7 +126,7 @@ func Valid(data []byte) bool {
 			obj := isObject()
 			c := data[i]
 			if c == ',' {
-				if i = skipSpace(data, i+1); obj {
+				if i = SkipSpace(data, i+1); obj {
 					if i = member(data, i); i < 0 {
 						return false
 					}
@@ -152,14 +152,15 @@ func member(data []byte, i int) int {
 	if i = str(data, i); i < 0 {
 		return -1
 	}
-	if i = skipSpace(data, i); i >= len(data) || data[i] != ':' {
+	if i = SkipSpace(data, i); i >= len(data) || data[i] != ':' {
 		return -1
 	}
-	return skipSpace(data, i+1)
+	return SkipSpace(data, i+1)
 }
 
-// skipSpace returns the first index at or after i that is not JSON whitespace.
-func skipSpace(data []byte, i int) int {
+// SkipSpace returns the index of the first byte at or after i in data that is not JSON
+// whitespace (len(data) if none): the readers of valid JSON here step over it with this.
+func SkipSpace(data []byte, i int) int {
 	for i < len(data) {
 		switch data[i] {
 		case ' ', '\t', '\n', '\r':

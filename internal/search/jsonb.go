@@ -3,6 +3,8 @@ package search
 import (
 	"errors"
 	"fmt"
+
+	"github.com/homeindex/homeindex/internal/jsonvalid"
 )
 
 // appendJSONB appends the SQLite JSONB encoding (https://sqlite.org/jsonb.html) of the JSON
@@ -53,7 +55,7 @@ func (e *jsonbEncoder) errorf(what string) error {
 	return fmt.Errorf("%w: %s at offset %d", errJSONBSyntax, what, e.i)
 }
 
-func (e *jsonbEncoder) space() { e.i = skipJSONSpace(e.src, e.i) }
+func (e *jsonbEncoder) space() { e.i = jsonvalid.SkipSpace(e.src, e.i) }
 
 // appendJSONBHeader appends the header of an element of type typ whose payload is n bytes, in the
 // smallest form that holds n.

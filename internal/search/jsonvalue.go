@@ -46,21 +46,7 @@ type valueDecoder struct {
 
 func (d *valueDecoder) peek() byte { return d.data[d.pos] }
 
-func (d *valueDecoder) space() { d.pos = skipJSONSpace(d.data, d.pos) }
-
-// skipJSONSpace returns the index of the first byte at or after i in b that is not JSON
-// whitespace (len(b) if none).
-func skipJSONSpace(b []byte, i int) int {
-	for i < len(b) {
-		switch b[i] {
-		case ' ', '\t', '\r', '\n':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
-}
+func (d *valueDecoder) space() { d.pos = jsonvalid.SkipSpace(d.data, d.pos) }
 
 func (d *valueDecoder) value() (any, error) {
 	d.space()
