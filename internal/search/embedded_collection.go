@@ -110,6 +110,7 @@ func (u *embeddedUpsert) Write(ctx context.Context) error {
 	// spares the lookup of every new id before its insert, which probes the same index again.
 	insertFirst := c.loading.Load()
 	var changes []tableChange
+	var args []any // an insert's arguments, reused from row to row
 	err := c.inTx(ctx, func(tx writeTx) error {
 		changes = changes[:0]
 		// writePage writes a page of documents. With lookup, their stored rows are read first
@@ -133,7 +134,8 @@ func (u *embeddedUpsert) Write(ctx context.Context) error {
 				// its delete, insert and the segment merges they cause.
 				textChanged := !ok || !old.textHash.Valid || old.textHash.Int64 != d.hash
 				if !ok {
-					res, err := tx.ExecContext(ctx, ins, append([]any{d.id, d.raw, d.hash}, vals...)...)
+					args = append(append(args[:0], d.id, d.raw, d.hash), vals...)
+					res, err := tx.ExecContext(ctx, ins, args...)
 					if err != nil {
 						return nil, err
 					}

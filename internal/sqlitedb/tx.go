@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"errors"
+	"fmt"
 )
 
 // Tx is a transaction of short statements, run on one connection of the pool with BEGIN and
@@ -24,6 +26,7 @@ type Tx struct {
 	conn  *sql.Conn
 	quiet context.Context // the caller's, without its cancellation
 	done  bool
+	args  []driver.NamedValue // ExecContext's arguments, reused from statement to statement
 }
 
 // Begin starts a transaction on a connection of db with begin ("BEGIN", "BEGIN IMMEDIATE").
@@ -42,11 +45,57 @@ func Begin(ctx context.Context, db *sql.DB, begin string) (*Tx, error) {
 }
 
 // ExecContext runs one statement, unless ctx has ended.
+//
+// It hands the arguments to the connection itself (sql.Conn.Raw), converted as database/sql
+// converts them for a driver without a NamedValueChecker (driver.DefaultParameterConverter,
+// sql.Named's name kept), into a slice the transaction reuses. database/sql would allocate a
+// new slice of named values for every statement: a first sync's bulk inserts (an index row of
+// 25 values per file, catalog statements of 32 rows of 9) made that 12% of its allocations.
 func (t *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	if err := t.usable(ctx); err != nil {
 		return nil, err
 	}
-	return t.conn.ExecContext(t.quiet, query, args...)
+	named := t.args[:0]
+	for i, a := range args {
+		nv := driver.NamedValue{Ordinal: i + 1, Value: a}
+		if na, ok := a.(sql.NamedArg); ok {
+			nv.Name, nv.Value = na.Name, na.Value
+		}
+		v, err := driver.DefaultParameterConverter.ConvertValue(nv.Value)
+		if err != nil {
+			return nil, fmt.Errorf("sql: converting argument %s type: %w", describeArg(nv), err)
+		}
+		nv.Value = v
+		named = append(named, nv)
+	}
+	t.args = named
+	var res driver.Result
+	err := t.conn.Raw(func(dc any) error {
+		ec, ok := dc.(driver.ExecerContext)
+		if !ok {
+			return driver.ErrSkip
+		}
+		var err error
+		res, err = ec.ExecContext(t.quiet, query, named)
+		return err
+	})
+	clear(named) // no reference to the caller's values outlives the statement
+	if errors.Is(err, driver.ErrSkip) {
+		// Not this package's connection: database/sql's own path (it prepares the statement).
+		return t.conn.ExecContext(t.quiet, query, args...)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// describeArg names an argument as database/sql's conversion error does.
+func describeArg(nv driver.NamedValue) string {
+	if nv.Name != "" {
+		return fmt.Sprintf("%q", nv.Name)
+	}
+	return fmt.Sprintf("$%d", nv.Ordinal)
 }
 
 // QueryContext runs one query, unless ctx has ended.

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"runtime/pprof"
 	"strings"
 	"testing"
@@ -203,4 +205,138 @@ func countKV(t *testing.T, db *sql.DB) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestTxExecConvertsAsDatabaseSQL: the arguments ExecContext hands the connection itself are
+// the ones database/sql would hand it: named types as their kind (json.RawMessage as bytes,
+// a string type as text, small ints as int64), driver.Valuer's value, nil pointers as NULL,
+// sql.Named by name; a value it cannot convert is refused with the argument's position.
+func TestTxExecConvertsAsDatabaseSQL(t *testing.T) {
+	db := Open("file:" + t.TempDir() + "/conv.db")
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	ctx := context.Background()
+	if _, err := db.Exec(`CREATE TABLE t(a, b, c, d, e, f, g)`); err != nil {
+		t.Fatal(err)
+	}
+	type name string
+	var nilInt *int
+	args := []any{json.RawMessage(`{"x":1}`), name("n"), int32(7), uint8(3), sql.NullString{String: "v", Valid: true}, nilInt, 2.5}
+	insert := `INSERT INTO t(a, b, c, d, e, f, g) VALUES (?, ?, ?, ?, ?, ?, ?)`
+	// The reference: the same row through database/sql's own conversion.
+	if _, err := db.ExecContext(ctx, insert, args...); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := Begin(ctx, db, "BEGIN")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := tx.ExecContext(ctx, insert, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, err := res.LastInsertId(); err != nil || id != 2 {
+		t.Fatalf("LastInsertId = %d, %v; want 2", id, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		t.Fatalf("RowsAffected = %d, %v; want 1", n, err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE t SET g = :g WHERE rowid = :id`, sql.Named("g", "named"), sql.Named("id", 2)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = tx.ExecContext(ctx, insert, 1, 2, 3, 4, 5, 6, struct{}{})
+	if err == nil || !strings.Contains(err.Error(), "$7") {
+		t.Fatalf("an unconvertible seventh argument: %v, want an error naming $7", err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.QueryContext(ctx, `SELECT typeof(a) || ':' || quote(a), typeof(b) || ':' || b, typeof(c) || ':' || c,
+		typeof(d) || ':' || d, typeof(e) || ':' || e, typeof(f), typeof(g) || ':' || g FROM t ORDER BY rowid`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var got [][7]string
+	for rows.Next() {
+		var r [7]string
+		if err := rows.Scan(&r[0], &r[1], &r[2], &r[3], &r[4], &r[5], &r[6]); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, r)
+	}
+	if len(got) != 2 {
+		t.Fatalf("%d rows, want 2", len(got))
+	}
+	want := [7]string{`blob:X'7B2278223A317D'`, "text:n", "integer:7", "integer:3", "text:v", "null", "text:named"}
+	if got[1] != want {
+		t.Errorf("through Tx: %q, want %q", got[1], want)
+	}
+	want[6] = "real:2.5"
+	if got[0] != want {
+		t.Errorf("through database/sql: %q, want %q (the reference moved)", got[0], want)
+	}
+}
+
+// BenchmarkTxExecWide: an index row's insert, 25 values, through Tx against database/sql's own
+// Conn.ExecContext on the same connection pool, in the same run.
+func BenchmarkTxExecWide(b *testing.B) {
+	db := Open("file:" + b.TempDir() + "/wide.db")
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	cols := make([]string, 25)
+	marks := make([]string, 25)
+	for i := range cols {
+		cols[i], marks[i] = fmt.Sprintf("c%d", i), "?"
+	}
+	if _, err := db.Exec(`CREATE TABLE w(` + strings.Join(cols, ", ") + `)`); err != nil {
+		b.Fatal(err)
+	}
+	insert := `INSERT INTO w VALUES (` + strings.Join(marks, ", ") + `)`
+	args := make([]any, 25)
+	for i := range args {
+		switch i % 3 {
+		case 0:
+			args[i] = []byte(`{"f:size":3}`)
+		case 1:
+			args[i] = nil
+		default:
+			args[i] = int64(i)
+		}
+	}
+	ctx := context.Background()
+	b.Run("sqlitedb.Tx", func(b *testing.B) {
+		tx, err := Begin(ctx, db, "BEGIN")
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := tx.ExecContext(ctx, insert, args...); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			b.Fatal(err)
+		}
+	})
+	b.Run("sql.Conn", func(b *testing.B) {
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer conn.Close()
+		if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := conn.ExecContext(ctx, insert, args...); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+			b.Fatal(err)
+		}
+	})
 }
