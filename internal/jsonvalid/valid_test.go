@@ -30,7 +30,7 @@ func TestValidMatchesEncodingJSON(t *testing.T) {
 }
 
 // TestValidNestingLimit: encoding/json refuses more than 10,000 nested containers, empty
-// ones included; the bits that track them change storage at 512 levels.
+// ones included; the stack that tracks them moves to the heap at 512 levels.
 func TestValidNestingLimit(t *testing.T) {
 	for _, n := range []int{1, 63, 64, 65, 511, 512, 513, 9999, 10000, 10001, 20000} {
 		for _, open := range []string{"[", `{"k":`} {
