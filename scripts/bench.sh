@@ -5,11 +5,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # A benchmark that fails is reported and the others still run; the script fails at its end.
 failed=()
-# The daemon's code is measured as `go build ./cmd/homeindexd` compiles it: with the profile of
-# cmd/homeindexd/default.pgo (scripts/pgo-profile.sh). References (asynq in bench/) and the
-# modules, whose binaries have no profile, are compiled without one (pgo=-pgo=off).
-pgo=-pgo=$PWD/cmd/homeindexd/default.pgo
+# The daemon's packages (./internal/..., ./protocol) are measured as `go build ./cmd/homeindexd`
+# compiles them: with cmd/homeindexd/default.pgo (scripts/pgo-profile.sh). The SDK, the modules
+# and the references (asynq in bench/), whose binaries have no profile, are compiled without one.
+profile=$PWD/cmd/homeindexd/default.pgo
 run() {
+  local pgo=-pgo=off
+  case $1 in ./internal/* | ./protocol) pgo=-pgo=$profile ;; esac
   echo "== go test $pgo -run '^$' -bench '$2' $1"
   go test "$pgo" -run '^$' -bench "$2" -benchtime "${3:-1x}" -count 1 "$1" || failed+=("$1 $2")
 }
@@ -49,9 +51,9 @@ for i in 1 2 3; do run ./internal/app 'PipelineEndToEnd10k$|PipelineBare10k' 1x;
 # in bench/, a Go module of its own, so it never becomes a dependency of the daemon.
 for i in 1 2 3; do
   run ./internal/app 'PipelineEndToEndSDK10k' 1x
-  (cd bench && pgo=-pgo=off run . 'AsynqNoop10k' 1x)
+  (cd bench && run . 'AsynqNoop10k' 1x)
 done
-pgo=-pgo=off run ./sdk 'SDKNoop' 5000x
+run ./sdk 'SDKNoop' 5000x
 # A document.json replaced as a module hop replaces it: temp file and rename against a spare's
 # inode, 30,000 of each from four goroutines, on the disk under TMPDIR.
 run ./internal/durable 'Replace2KB' 30000x
@@ -62,17 +64,17 @@ run ./internal/catalog 'Outbox100k' 1x
 # Names are bytes: the PEP 383 codec against encoding/json on the same names.
 run ./protocol 'Names|DocumentUnmarshal|DocumentMarshalFields|SetMembers' 1s
 # Media module: photos/s on 1,000 tagged JPEGs against `exiftool -fast` on the same files.
-pgo=-pgo=off run ./modules/media 'PhotosVsExiftool' 1x
+run ./modules/media 'PhotosVsExiftool' 1x
 
 # Text module: files/s and MB/s over a mixed corpus; PDF pages/s against pdftotext on the same
 # Chromium PDFs in the same run, with word agreement; peak RSS on the 2 GB file and the bombs.
-pgo=-pgo=off run ./modules/text 'TextMixedCorpus|PDFAgainstPdftotext' 1x
+run ./modules/text 'TextMixedCorpus|PDFAgainstPdftotext' 1x
 echo "== go test -run TestPeakRSS -v ./modules/text"
 go test -count 1 -run 'TestPeakRSS' -v ./modules/text | grep -E 'peak RSS|^(ok|FAIL|---)' || failed+=("./modules/text TestPeakRSS")
 # Thumbnail and OCR modules: thumbnails/s for 12 MP JPEGs against vipsthumbnail, OCR pages/s
 # against bare tesseract, each in the same run, and each module's peak RSS.
-pgo=-pgo=off run ./modules/thumbnail 'Thumbnails12MP' 1x
-pgo=-pgo=off run ./modules/ocr 'OCRPages' 1x
+run ./modules/thumbnail 'Thumbnails12MP' 1x
+run ./modules/ocr 'OCRPages' 1x
 
 echo "== homeindexd sync over 100k files against its floor, and the unchanged re-sync against a bare walk"
 ./scripts/bench-sync.sh || failed+=("scripts/bench-sync.sh")
