@@ -56,8 +56,10 @@ type embeddedIndex struct {
 	bgCancel context.CancelFunc
 	closed   bool // guarded by table.mu
 	tableOff bool
-	// tableSQLFilters counts the table searches whose filter SQL evaluated (tests read it).
-	tableSQLFilters atomic.Int64
+	// tableSearches counts the searches answered with the file table, tableSQLFilters those
+	// of them whose filter SQL evaluated (tests read both; per index, so tests running in
+	// parallel do not see each other's searches).
+	tableSearches, tableSQLFilters atomic.Int64
 	// upgrades says what opening the index changed in a layout an earlier version wrote
 	// (Upgrades); set by OpenEmbedded only.
 	upgrades []string

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 )
 
 // searchFiles runs a FileQuery in one read transaction over both collections' tables. With
@@ -56,7 +55,7 @@ func (ix *embeddedIndex) searchFiles(ctx context.Context, q FileQuery, sortClaus
 	t.mu.RLock()
 	if genErr == nil && !ix.tableOff && t.usable(gen, q.Facets) {
 		defer t.mu.RUnlock()
-		tableSearches.Add(1)
+		ix.tableSearches.Add(1)
 		return ix.searchTable(ctx, tx, q, keys, declared, where, args, match, withChunks)
 	}
 	t.mu.RUnlock()
@@ -117,9 +116,6 @@ func (ix *embeddedIndex) searchFiles(ctx context.Context, q FileQuery, sortClaus
 	}
 	return res, nil
 }
-
-// tableSearches counts the searches answered with the file table (tests read it).
-var tableSearches atomic.Int64
 
 // searchTable is searchFiles with the file table (held for reading): the FTS indexes say which
 // rows match, the table which files those are, their facet values and their dates; SQL reads
