@@ -25,10 +25,13 @@ import (
 const (
 	embeddedBusyTimeoutMS = 5000
 	embeddedReaders       = 4
-	// A page cache per connection for the indexes' inner pages, and a memory map for the
-	// readers. The cache bounds the writer's memory (a sync's peak RSS): 64 MiB made a 100k-file
-	// sync peak at 234 MB against 84 MB at 20k files with 16 MiB, with no measurable loss of
-	// ingest speed (the leaves it misses come from the OS page cache by pread).
+	// A page cache for the indexes' inner pages, and a memory map for the readers: 64 MiB made
+	// a 100k-file sync peak at 234 MB against 84 MB at 20k files with 16 MiB, with no
+	// measurable loss of ingest speed (the leaves it misses come from the OS page cache by
+	// pread). A connection's cache_size is its share of one budget, not a bound of its own:
+	// modernc.org/sqlite is built with SQLITE_ENABLE_MEMORY_MANAGEMENT, so the connections of
+	// the process share one page cache bounded by the sum of their sizes, and a busy writer
+	// takes the share of idle readers (docs/benchmarks.md, "Thirty-third pass": 29 MiB).
 	embeddedCacheKiB  = 16 << 10
 	embeddedMmapBytes = 1 << 30
 	// analyzeMinWrites is the least number of writes between two refreshes of the planner
