@@ -1,6 +1,7 @@
 package app
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -97,5 +98,34 @@ func TestSettleTimeReachesTheSyncer(t *testing.T) {
 	e.write("fresh.txt", "just written")
 	if st := e.sync(); st.Unsettled != 1 || st.Added != 0 {
 		t.Fatalf("stats: %+v", st)
+	}
+}
+
+// A first sync hands the documents it creates to the outbox in memory (catalog.TakeHandoff):
+// every new document with one local path is written from there, a document with two copies
+// from the catalog, and each ends on disk and in the index as the catalog renders it (sync's
+// Verify compares every document.json with the catalog's rendering).
+func TestFirstSyncHandsItsDocumentsToTheOutbox(t *testing.T) {
+	e := newTestEnv(t)
+	var ids []string
+	for i := range 20 {
+		ids = append(ids, e.write(fmt.Sprintf("d%d/f%02d.txt", i%3, i), fmt.Sprintf("file %d\n", i)))
+	}
+	dup := e.write("copies/a.txt", "the same\n")
+	e.write("copies/b.txt", "the same\n")
+	e.sync()
+	hits, misses := e.app.Catalog.HandoffCounts()
+	// 20 documents and their paths, and the first copy's path; the copied document itself and
+	// the second copy's path come from the catalog.
+	if hits != 41 || misses != 2 {
+		t.Fatalf("handoff: %d hits, %d misses; want 41, 2", hits, misses)
+	}
+	if d := e.doc(dup); d.Copies != 2 {
+		t.Fatalf("copied document: %+v, want 2 copies", d)
+	}
+	for _, id := range ids {
+		if !e.indexed(id) {
+			t.Fatalf("%s not in the index", id)
+		}
 	}
 }

@@ -31,7 +31,7 @@ type DocRow struct {
 	Retired bool
 	// LocalPath, when set, is the document's one path, outside any archive drive: its
 	// dispatch order (a local path, after present drives' paths) is stored with the row, and
-	// the caller marks it dirty with DirtyCreated instead of Dirty, saving a lookup of its paths.
+	// the caller marks it dirty with DirtyNew instead of Dirty, saving a lookup of its paths.
 	LocalPath string
 }
 
@@ -270,7 +270,7 @@ func renderDocuments(ctx context.Context, q querier, ids []string) ([]protocol.D
 				return nil, nil, fmt.Errorf("catalog: render %s: fields: %w", d.ID, err)
 			}
 		}
-		d.Paths, d.PathsList, d.Offline = protocol.Paths{}, []string{}, true
+		startPaths(&d)
 		byID[d.ID] = len(docs)
 		docs = append(docs, d)
 		state := DocLive
@@ -301,15 +301,24 @@ func renderDocuments(ctx context.Context, q querier, ids []string) ([]protocol.D
 		if !ok {
 			continue
 		}
-		d := &docs[i]
-		d.Paths = append(d.Paths, e)
-		d.PathsList = append(d.PathsList, e.Path)
-		d.Mtime = max(d.Mtime, e.Mtime)
-		d.HasArchivePaths = d.HasArchivePaths || archived
-		d.Offline = d.Offline && !available
-		d.Copies = len(d.Paths)
+		addPath(&docs[i], e, archived, available)
 	}
 	return docs, states, rows.Err()
+}
+
+// startPaths gives a rendered document no paths yet (addPath adds them).
+func startPaths(d *protocol.Document) {
+	d.Paths, d.PathsList, d.Offline = protocol.Paths{}, []string{}, true
+}
+
+// addPath adds a path to a rendered document, with the fields derived from its paths.
+func addPath(d *protocol.Document, e protocol.PathEntry, archived, available bool) {
+	d.Paths = append(d.Paths, e)
+	d.PathsList = append(d.PathsList, e.Path)
+	d.Mtime = max(d.Mtime, e.Mtime)
+	d.HasArchivePaths = d.HasArchivePaths || archived
+	d.Offline = d.Offline && !available
+	d.Copies = len(d.Paths)
 }
 
 // inList builds "?, ?, ?" and its arguments.

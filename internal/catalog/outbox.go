@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -30,11 +31,30 @@ func (t *Tx) Dirty(ctx context.Context, keys ...string) error {
 	return t.dirty(ctx, true, keys...)
 }
 
-// DirtyCreated is Dirty for the keys of a document InsertDocument has just created with its
-// LocalPath: its dispatch order is stored already, so it is not looked up again.
-func (t *Tx) DirtyCreated(ctx context.Context, keys ...string) error {
-	return t.dirty(ctx, false, keys...)
+// DirtyNew is Dirty for the keys of a document InsertDocuments has just created with
+// row.LocalPath, whose one path row f PutFiles has just written: its dispatch order is stored
+// already, so it is not looked up again, and the document is handed to the outbox applier as
+// these rows make it (handoff.go), so the applier need not read it back.
+func (t *Tx) DirtyNew(ctx context.Context, row DocRow, f File) error {
+	if err := t.dirty(ctx, false, DocKey(row.ID), PathKey(f.Path)); err != nil {
+		return err
+	}
+	if len(row.Fields) == 0 && !row.Retired && f.Drive == "" && f.DocID == row.ID && f.Path == row.LocalPath &&
+		row.Version == int(int32(row.Version)) {
+		t.handing.add(handed{docSeq: t.seq - 1, size: row.Size, version: int32(row.Version), mtime: f.Mtime},
+			row.ID, f.Path, row.Type, row.Next)
+	}
+	return nil
 }
+
+// seqQuery is where a transaction's seqs start: past every seq ever given, the outbox's
+// highest and the one recorded in meta (metaOutboxSeq), which stays when the outbox empties.
+// A seq is never given twice, so the applier can tell a handed document's change by it.
+const seqQuery = `SELECT max(coalesce((SELECT max(seq) FROM outbox), 0),
+	coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = '` + metaOutboxSeq + `'), 0))`
+
+// metaOutboxSeq is the meta key holding the highest outbox seq given.
+const metaOutboxSeq = "outbox_seq"
 
 // dirty is Dirty; refresh=false skips recomputing a document's dispatch order, for changes
 // that touch none of its paths (a merge, a park). The rows are written at commit
@@ -42,7 +62,7 @@ func (t *Tx) DirtyCreated(ctx context.Context, keys ...string) error {
 func (t *Tx) dirty(ctx context.Context, refresh bool, keys ...string) error {
 	for _, k := range keys {
 		if t.seq == 0 {
-			if err := t.tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM outbox`).Scan(&t.seq); err != nil {
+			if err := t.tx.QueryRowContext(ctx, seqQuery).Scan(&t.seq); err != nil {
 				return fmt.Errorf("catalog: outbox seq: %w", err)
 			}
 		}
@@ -62,8 +82,15 @@ func (t *Tx) dirty(ctx context.Context, refresh bool, keys ...string) error {
 var dirtyRows = newMultiRow(`INSERT INTO outbox(key, seq, meta_done, index_done) VALUES `, `(?, ?, 0, ?)`,
 	` ON CONFLICT(key) DO UPDATE SET seq = excluded.seq, meta_done = 0, index_done = excluded.index_done`, 3)
 
-// flushDirty writes the keys dirty gathered, in the order they were dirtied.
+// flushDirty writes the keys dirty gathered, in the order they were dirtied, and records the
+// highest seq given.
 func (t *Tx) flushDirty(ctx context.Context) error {
+	if len(t.dirtied) == 0 {
+		return nil
+	}
+	if err := t.SetMeta(ctx, metaOutboxSeq, strconv.FormatInt(t.seq, 10)); err != nil {
+		return fmt.Errorf("catalog: record outbox seq: %w", err)
+	}
 	err := dirtyRows.each(t.dirtied, func(stmt string, args []any) error {
 		if _, err := t.tx.ExecContext(ctx, stmt, args...); err != nil {
 			return fmt.Errorf("catalog: dirty %q: %w", args[0], err)

@@ -29,7 +29,8 @@ func BenchmarkOutbox100k(b *testing.B) {
 			err := c.Update(ctx, func(tx *Tx) error {
 				for i := next; i < next+batch; i++ {
 					id := fmt.Sprintf("%016x", uint64(i)*0x9E3779B97F4A7C15)
-					if err := tx.DirtyCreated(ctx, DocKey(id), PathKey(fmt.Sprintf("d%04d/f%07d.txt", i/1000, i))); err != nil {
+					path := fmt.Sprintf("d%04d/f%07d.txt", i/1000, i)
+					if err := tx.DirtyNew(ctx, DocRow{ID: id, LocalPath: path}, File{Path: path, DocID: id}); err != nil {
 						return err
 					}
 				}

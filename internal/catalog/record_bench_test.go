@@ -36,13 +36,15 @@ func BenchmarkRecordAtScale(b *testing.B) {
 						for i := next; i < next+batch; i++ {
 							id := fmt.Sprintf("%016x", xxhash.Sum64String(fmt.Sprint(i)))
 							path := fmt.Sprintf("d%04d/f%07d.txt", i/1000, i)
-							if _, err := tx.InsertDocument(ctx, DocRow{ID: id, Type: "text/plain", Size: 1000, Version: 1, LocalPath: path}); err != nil {
+							row := DocRow{ID: id, Type: "text/plain", Size: 1000, Version: 1, LocalPath: path}
+							if _, err := tx.InsertDocument(ctx, row); err != nil {
 								return err
 							}
-							if err := tx.PutFile(ctx, File{Path: path, DocID: id, Dev: 1, Ino: uint64(i) + 1, Size: 1000, MtimeNs: int64(i), Mtime: float64(i)}); err != nil {
+							f := File{Path: path, DocID: id, Dev: 1, Ino: uint64(i) + 1, Size: 1000, MtimeNs: int64(i), Mtime: float64(i)}
+							if err := tx.PutFile(ctx, f); err != nil {
 								return err
 							}
-							if err := tx.DirtyCreated(ctx, DocKey(id), PathKey(path)); err != nil {
+							if err := tx.DirtyNew(ctx, row, f); err != nil {
 								return err
 							}
 						}

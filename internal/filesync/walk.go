@@ -376,11 +376,13 @@ func (r *syncRun) recordNew(ctx context.Context, t *catalog.Tx, run []change) er
 		if d := files[i].Drive; d != "" {
 			r.changedDrives[d] = true
 		}
-		dirty := t.Dirty
+		var err error
 		if rows[i].LocalPath != "" && created[i] {
-			dirty = t.DirtyCreated
+			err = t.DirtyNew(ctx, rows[i], files[i])
+		} else {
+			err = t.Dirty(ctx, catalog.DocKey(c.id), catalog.PathKey(c.e.Rel))
 		}
-		if err := dirty(ctx, catalog.DocKey(c.id), catalog.PathKey(c.e.Rel)); err != nil {
+		if err != nil {
 			return err
 		}
 		if !c.had {

@@ -371,9 +371,14 @@ type round struct {
 // index, the index write's preparation (prepare) runs beside the document writes: it is CPU
 // work the round's index write would otherwise do first, while the cores idle.
 func (a *Applier) prepareRound(ctx context.Context, entries []catalog.OutboxEntry, index bool) (*round, error) {
-	docs, err := a.cat.Documents(ctx, roundDocIDs(entries))
+	// A sync's new documents come from memory (catalog.TakeHandoff), the rest from the catalog.
+	handed := a.cat.TakeHandoff(entries)
+	docs, err := a.cat.Documents(ctx, roundDocIDs(entries, handed.Docs))
 	if err != nil {
 		return nil, err
+	}
+	for id, d := range handed.Docs {
+		docs[id] = d
 	}
 	r := &round{entries: entries}
 	var metas []docMeta
@@ -413,7 +418,7 @@ func (a *Applier) prepareRound(ctx context.Context, entries []catalog.OutboxEntr
 			e.MetaDone, e.IndexDone = true, true
 		}
 	}
-	if r.links, err = a.pathDocs(ctx, entries, paths); err != nil {
+	if r.links, err = a.pathDocs(ctx, entries, paths, handed.PathDocs); err != nil {
 		return nil, err
 	}
 	r.paths = paths
@@ -460,16 +465,31 @@ func (a *Applier) applyDrives(ctx context.Context, r *round) {
 	}
 }
 
-// pathDocs looks up the documents of the round's path keys with one query per few hundred.
-func (a *Applier) pathDocs(ctx context.Context, entries []catalog.OutboxEntry, paths []int) (map[string]string, error) {
-	if len(paths) == 0 {
-		return nil, nil
+// pathDocs looks up the documents of the round's path keys that handed (TakeHandoff's) does
+// not hold, with one query per few hundred, and returns them with handed's.
+func (a *Applier) pathDocs(ctx context.Context, entries []catalog.OutboxEntry, paths []int, handed map[string]string) (map[string]string, error) {
+	var rels []string
+	for _, i := range paths {
+		if rel := strings.TrimPrefix(entries[i].Key, catalog.KeyPath); !hasKey(handed, rel) {
+			rels = append(rels, rel)
+		}
 	}
-	rels := make([]string, len(paths))
-	for k, i := range paths {
-		rels[k] = strings.TrimPrefix(entries[i].Key, catalog.KeyPath)
+	if len(rels) == 0 {
+		return handed, nil
 	}
-	return a.cat.FileDocs(ctx, rels)
+	docs, err := a.cat.FileDocs(ctx, rels)
+	if err != nil {
+		return nil, err
+	}
+	for p, id := range handed {
+		docs[p] = id
+	}
+	return docs, nil
+}
+
+func hasKey[V any](m map[string]V, k string) bool {
+	_, ok := m[k]
+	return ok
 }
 
 // metaWorkers is how many document files a round writes at once (the kernel's work of
@@ -505,12 +525,15 @@ func (a *Applier) applyDocMetas(entries []catalog.OutboxEntry, metas []docMeta) 
 	wg.Wait()
 }
 
-// roundDocIDs lists the documents a round's doc: and chunks: keys need rendered.
-func roundDocIDs(entries []catalog.OutboxEntry) []string {
+// roundDocIDs lists the documents a round's doc: and chunks: keys need rendered from the
+// catalog: those not in handed.
+func roundDocIDs(entries []catalog.OutboxEntry, handed map[string]catalog.Rendered) []string {
 	var ids []string
 	for _, e := range entries {
 		if id, ok := strings.CutPrefix(e.Key, catalog.KeyDoc); ok {
-			ids = append(ids, id)
+			if !hasKey(handed, id) {
+				ids = append(ids, id)
+			}
 		} else if rest, ok := strings.CutPrefix(e.Key, catalog.KeyChunks); ok {
 			if id, _, ok := strings.Cut(rest, "/"); ok {
 				ids = append(ids, id)

@@ -25,15 +25,23 @@ import (
 const (
 	embeddedBusyTimeoutMS = 5000
 	embeddedReaders       = 4
-	// A page cache for the indexes' inner pages, and a memory map for the readers: 64 MiB made
-	// a 100k-file sync peak at 234 MB against 84 MB at 20k files with 16 MiB, with no
-	// measurable loss of ingest speed (the leaves it misses come from the OS page cache by
-	// pread). A connection's cache_size is its share of one budget, not a bound of its own:
-	// modernc.org/sqlite is built with SQLITE_ENABLE_MEMORY_MANAGEMENT, so the connections of
-	// the process share one page cache bounded by the sum of their sizes, and a busy writer
-	// takes the share of idle readers (docs/benchmarks.md, "Thirty-third pass": 29 MiB).
-	embeddedCacheKiB  = 16 << 10
-	embeddedMmapBytes = 1 << 30
+	// Page caches. SQLite here (modernc.org/sqlite, built with SQLITE_ENABLE_MEMORY_MANAGEMENT)
+	// keeps one page cache for all the connections of the process, bounded by the sum of
+	// their cache sizes, so a connection's cache_size is its share of a common budget, not a
+	// bound of its own: an idle connection's share goes to a busy one. With 16 MiB for the
+	// writer and for each reader, a first sync's index writer held 29 MiB of pages once the
+	// catalog's readers fell idle (peak RSS 131 MB against 97 MB; docs/benchmarks.md,
+	// "Thirty-third pass").
+	//
+	// The writer's share holds the indexes' inner pages (a leaf it misses comes from the OS
+	// page cache by pread): 64 MiB made a 100k-file sync peak at 234 MB against 84 MB at 20k
+	// files with 16 MiB, with no measurable loss of ingest speed. 12 MiB, with the readers'
+	// idle shares beside it, keeps a 100k-file first sync near 110 MB; 8 MiB was slower.
+	embeddedCacheKiB = 12 << 10
+	// embeddedReaderCacheKiB is a reader's share: its reads go through the memory map, but
+	// for pages newer in the WAL.
+	embeddedReaderCacheKiB = 2 << 10
+	embeddedMmapBytes      = 1 << 30
 	// analyzeMinWrites is the least number of writes between two refreshes of the planner
 	// statistics.
 	analyzeMinWrites = 1000
@@ -119,13 +127,12 @@ func embeddedDSNs(path string) (writer, reader string, err error) {
 	// An SQLite URI: escape the characters that would end the path.
 	uri := "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(abs)
 	pragmas := fmt.Sprintf("?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"+
-		"&_pragma=cache_size(%d)&_pragma=temp_store(MEMORY)&_pragma=%s", embeddedBusyTimeoutMS, -embeddedCacheKiB,
-		sqlitedb.WALCheckpointPragma)
+		"&_pragma=temp_store(MEMORY)&_pragma=%s", embeddedBusyTimeoutMS, sqlitedb.WALCheckpointPragma)
 	// The writer reads through its page cache alone: a memory map would make every page an
 	// ingest touches resident in this process (peak RSS growing with the index), where the
 	// cache bounds it.
-	writer = uri + pragmas + "&_pragma=mmap_size(0)&_txlock=immediate"
-	reader = uri + pragmas + fmt.Sprintf("&_pragma=mmap_size(%d)&_query_only=1", embeddedMmapBytes)
+	writer = uri + pragmas + fmt.Sprintf("&_pragma=cache_size(%d)&_pragma=mmap_size(0)&_txlock=immediate", -embeddedCacheKiB)
+	reader = uri + pragmas + fmt.Sprintf("&_pragma=cache_size(%d)&_pragma=mmap_size(%d)&_query_only=1", -embeddedReaderCacheKiB, embeddedMmapBytes)
 	return writer, reader, nil
 }
 
