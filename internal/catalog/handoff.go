@@ -34,7 +34,7 @@ type handed struct {
 	docSeq             int64 // seq of "doc:"+id; "path:"+path has docSeq+1
 	size               int64
 	mtime              float64
-	version            int32
+	version            int
 	typ, next          uint16
 	idAt, pathAt, ends uint32 // id is names[idAt:pathAt], path names[pathAt:ends]
 }
@@ -106,14 +106,12 @@ func (h *handoff) publish(t *handing) {
 	}
 	b := batch{names: string(t.names[:t.docs[n-1].ends]), docs: make([]handed, 0, n)}
 	for i, d := range t.docs[:n] {
-		var ok1, ok2 bool
-		if d.typ, ok1 = h.intern(t.strs[2*i]); !ok1 {
-			continue
+		typ, ok1 := h.intern(t.strs[2*i])
+		next, ok2 := h.intern(t.strs[2*i+1])
+		if ok1 && ok2 {
+			d.typ, d.next = typ, next
+			b.docs = append(b.docs, d)
 		}
-		if d.next, ok2 = h.intern(t.strs[2*i+1]); !ok2 {
-			continue
-		}
-		b.docs = append(b.docs, d)
 	}
 	if len(b.docs) > 0 {
 		h.batches = append(h.batches, b)
@@ -139,7 +137,7 @@ func (h *handoff) intern(s string) (uint16, bool) {
 
 // render is the document as renderDocuments renders it from the rows DirtyNew saw written.
 func (h *handoff) render(b *batch, d *handed) protocol.Document {
-	doc := protocol.Document{ID: b.id(d), Type: h.strs[d.typ], Size: d.size, Next: h.strs[d.next], Version: int(d.version)}
+	doc := protocol.Document{ID: b.id(d), Type: h.strs[d.typ], Size: d.size, Next: h.strs[d.next], Version: d.version}
 	startPaths(&doc)
 	addPath(&doc, protocol.PathEntry{Path: b.path(d), Mtime: d.mtime}, false, true)
 	return doc
@@ -216,21 +214,17 @@ func (c *Catalog) TakeHandoff(entries []OutboxEntry) Handoff {
 		h.pop()
 	}
 	h.mu.Unlock()
+	var keys int // doc: and path: entries, the ones a handed document could serve
 	for _, e := range entries {
-		if rest, ok := strings.CutPrefix(e.Key, KeyChunks); ok {
-			if id, _, ok := strings.Cut(rest, "/"); ok {
-				delete(out.Docs, id)
-			}
+		if id, _, ok := ParseChunksKey(e.Key); ok {
+			delete(out.Docs, id)
+		} else if strings.HasPrefix(e.Key, KeyDoc) || strings.HasPrefix(e.Key, KeyPath) {
+			keys++
 		}
 	}
-	found := int64(len(out.Docs) + len(out.PathDocs))
-	h.hits.Add(found)
-	for _, e := range entries {
-		if strings.HasPrefix(e.Key, KeyDoc) || strings.HasPrefix(e.Key, KeyPath) {
-			found--
-		}
-	}
-	h.misses.Add(-found)
+	found := len(out.Docs) + len(out.PathDocs)
+	h.hits.Add(int64(found))
+	h.misses.Add(int64(keys - found))
 	return out
 }
 

@@ -20,6 +20,15 @@ const (
 // ChunksKey builds the chunks outbox key.
 func ChunksKey(id, module string) string { return KeyChunks + id + "/" + module }
 
+// ParseChunksKey splits a chunks outbox key into its document and module.
+func ParseChunksKey(key string) (id, module string, ok bool) {
+	rest, ok := strings.CutPrefix(key, KeyChunks)
+	if !ok {
+		return "", "", false
+	}
+	return strings.Cut(rest, "/")
+}
+
 // DocKey, PathKey and DriveKey build outbox keys.
 func DocKey(id string) string     { return KeyDoc + id }
 func PathKey(rel string) string   { return KeyPath + rel }
@@ -39,9 +48,8 @@ func (t *Tx) DirtyNew(ctx context.Context, row DocRow, f File) error {
 	if err := t.dirty(ctx, false, DocKey(row.ID), PathKey(f.Path)); err != nil {
 		return err
 	}
-	if len(row.Fields) == 0 && !row.Retired && f.Drive == "" && f.DocID == row.ID && f.Path == row.LocalPath &&
-		row.Version == int(int32(row.Version)) {
-		t.handing.add(handed{docSeq: t.seq - 1, size: row.Size, version: int32(row.Version), mtime: f.Mtime},
+	if len(row.Fields) == 0 && !row.Retired && f.Drive == "" && f.DocID == row.ID && f.Path == row.LocalPath {
+		t.handing.add(handed{docSeq: t.seq - 1, size: row.Size, version: row.Version, mtime: f.Mtime},
 			row.ID, f.Path, row.Type, row.Next)
 	}
 	return nil

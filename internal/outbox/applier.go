@@ -534,10 +534,8 @@ func roundDocIDs(entries []catalog.OutboxEntry, handed map[string]catalog.Render
 			if !hasKey(handed, id) {
 				ids = append(ids, id)
 			}
-		} else if rest, ok := strings.CutPrefix(e.Key, catalog.KeyChunks); ok {
-			if id, _, ok := strings.Cut(rest, "/"); ok {
-				ids = append(ids, id)
-			}
+		} else if id, _, ok := catalog.ParseChunksKey(e.Key); ok {
+			ids = append(ids, id)
 		}
 	}
 	return ids

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/homeindex/homeindex/internal/catalog"
 	"github.com/homeindex/homeindex/internal/chunk"
@@ -23,7 +22,7 @@ const (
 // module are replaced, with the round's index write (w). A document that is gone or retired
 // only loses its chunks.
 func (a *Applier) applyChunks(i int, e *catalog.OutboxEntry, docs map[string]catalog.Rendered, w *indexWrite) error {
-	id, module, ok := strings.Cut(strings.TrimPrefix(e.Key, catalog.KeyChunks), "/")
+	id, module, ok := catalog.ParseChunksKey(e.Key)
 	if !ok {
 		e.MetaDone, e.IndexDone = true, true
 		return nil
