@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"runtime/trace"
 	"syscall"
 
 	"github.com/homeindex/homeindex/internal/config"
@@ -94,7 +95,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if c.name != name {
 			continue
 		}
-		stopProfile, err := startProfiles(getenv("HOMEINDEXD_CPUPROFILE"), getenv("HOMEINDEXD_MEMPROFILE"), stderr)
+		stopProfile, err := startProfiles(getenv("HOMEINDEXD_CPUPROFILE"), getenv("HOMEINDEXD_MEMPROFILE"), getenv("HOMEINDEXD_TRACE"), stderr)
 		if err != nil {
 			return exitCode(err, stderr)
 		}
@@ -107,11 +108,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return exitConfig
 }
 
-// startProfiles writes a CPU profile of the command to cpuPath (HOMEINDEXD_CPUPROFILE) and
-// its allocations to memPath (HOMEINDEXD_MEMPROFILE, written when the command ends), for
-// performance work; scripts/bench-sync.sh passes both through. Empty paths write nothing; a
-// memory profile that cannot be written is reported on stderr.
-func startProfiles(cpuPath, memPath string, stderr io.Writer) (stop func(), err error) {
+// startProfiles writes a CPU profile of the command to cpuPath (HOMEINDEXD_CPUPROFILE), its
+// allocations to memPath (HOMEINDEXD_MEMPROFILE, written when the command ends) and an
+// execution trace to tracePath (HOMEINDEXD_TRACE: which goroutine ran when, to find the stage
+// that holds up the others), for performance work; scripts/bench-sync.sh passes them through.
+// Empty paths write nothing; a memory profile that cannot be written is reported on stderr.
+func startProfiles(cpuPath, memPath, tracePath string, stderr io.Writer) (stop func(), err error) {
+	stopTrace := func() {}
+	if tracePath != "" {
+		f, err := os.Create(tracePath)
+		if err != nil {
+			return nil, fmt.Errorf("HOMEINDEXD_TRACE: %w", err)
+		}
+		if err := trace.Start(f); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("HOMEINDEXD_TRACE: %w", err)
+		}
+		stopTrace = func() { trace.Stop(); f.Close() }
+	}
 	stopCPU := func() {}
 	if cpuPath != "" {
 		f, err := os.Create(cpuPath)
@@ -120,12 +134,14 @@ func startProfiles(cpuPath, memPath string, stderr io.Writer) (stop func(), err 
 		}
 		if err := pprof.StartCPUProfile(f); err != nil {
 			f.Close()
+			stopTrace()
 			return nil, fmt.Errorf("HOMEINDEXD_CPUPROFILE: %w", err)
 		}
 		stopCPU = func() { pprof.StopCPUProfile(); f.Close() }
 	}
 	return func() {
 		stopCPU()
+		stopTrace()
 		if memPath == "" {
 			return
 		}

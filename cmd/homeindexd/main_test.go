@@ -372,3 +372,27 @@ func searchIndexes(t *testing.T, d *daemonEnv) []string {
 	slices.Sort(out)
 	return out
 }
+
+// The profiles for performance work (HOMEINDEXD_CPUPROFILE, HOMEINDEXD_MEMPROFILE,
+// HOMEINDEXD_TRACE) are written by the command that ran, each in its own format.
+func TestSyncWritesTheProfilesAskedFor(t *testing.T) {
+	dir := t.TempDir()
+	cpu, mem, trace := filepath.Join(dir, "cpu.pprof"), filepath.Join(dir, "mem.pprof"), filepath.Join(dir, "sync.trace")
+	d := newDaemonEnv(t, "HOMEINDEXD_CPUPROFILE", cpu, "HOMEINDEXD_MEMPROFILE", mem, "HOMEINDEXD_TRACE", trace)
+	d.write("notes/a.txt", "apples")
+	if _, stderr, code := d.run("sync"); code != 0 {
+		t.Fatalf("sync exit %d: %s", code, stderr)
+	}
+	gzipMagic := []byte{0x1f, 0x8b} // pprof's protocol buffers are gzipped
+	for path, magic := range map[string][]byte{cpu: gzipMagic, mem: gzipMagic, trace: []byte("go 1.")} {
+		b, err := os.ReadFile(path)
+		if err != nil || !bytes.HasPrefix(b, magic) {
+			t.Errorf("%s: %d bytes starting %q (%v), want a file starting %q", filepath.Base(path), len(b), b[:min(len(b), 8)], err, magic)
+		}
+	}
+	// A path that cannot be created stops the command before it runs, with the variable named.
+	d = newDaemonEnv(t, "HOMEINDEXD_TRACE", filepath.Join(dir, "missing", "sync.trace"))
+	if _, stderr, code := d.run("sync"); code == 0 || !strings.Contains(stderr, "HOMEINDEXD_TRACE") {
+		t.Fatalf("unwritable trace: exit %d, %s", code, stderr)
+	}
+}
