@@ -114,30 +114,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 // that holds up the others), for performance work; scripts/bench-sync.sh passes them through.
 // Empty paths write nothing; a memory profile that cannot be written is reported on stderr.
 func startProfiles(cpuPath, memPath, tracePath string, stderr io.Writer) (stop func(), err error) {
-	stopTrace := func() {}
-	if tracePath != "" {
-		f, err := os.Create(tracePath)
-		if err != nil {
-			return nil, fmt.Errorf("HOMEINDEXD_TRACE: %w", err)
-		}
-		if err := trace.Start(f); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("HOMEINDEXD_TRACE: %w", err)
-		}
-		stopTrace = func() { trace.Stop(); f.Close() }
+	stopTrace, err := startRecording("HOMEINDEXD_TRACE", tracePath, trace.Start, trace.Stop)
+	if err != nil {
+		return nil, err
 	}
-	stopCPU := func() {}
-	if cpuPath != "" {
-		f, err := os.Create(cpuPath)
-		if err != nil {
-			return nil, fmt.Errorf("HOMEINDEXD_CPUPROFILE: %w", err)
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			f.Close()
-			stopTrace()
-			return nil, fmt.Errorf("HOMEINDEXD_CPUPROFILE: %w", err)
-		}
-		stopCPU = func() { pprof.StopCPUProfile(); f.Close() }
+	stopCPU, err := startRecording("HOMEINDEXD_CPUPROFILE", cpuPath, pprof.StartCPUProfile, pprof.StopCPUProfile)
+	if err != nil {
+		stopTrace()
+		return nil, err
 	}
 	return func() {
 		stopCPU()
@@ -153,6 +137,23 @@ func startProfiles(cpuPath, memPath, tracePath string, stderr io.Writer) (stop f
 			fmt.Fprintf(stderr, "homeindexd: HOMEINDEXD_MEMPROFILE: %v\n", err)
 		}
 	}, nil
+}
+
+// startRecording starts a recording to the file at path (nothing when path is empty) with
+// start, and returns what stops it with stop and closes the file; errors name the variable.
+func startRecording(variable, path string, start func(io.Writer) error, stop func()) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", variable, err)
+	}
+	if err := start(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", variable, err)
+	}
+	return func() { stop(); f.Close() }, nil
 }
 
 // exitCode maps an error to its message and exit code; the only place that does.
