@@ -3,7 +3,9 @@ package catalog
 import (
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/homeindex/homeindex/protocol"
@@ -25,7 +27,7 @@ func newDoc(ctx context.Context, tx *Tx, id, path string, mtime float64) error {
 
 // takeAll takes the handoff of every pending entry, a page of size at a time, as the applier
 // does.
-func takeAll(t *testing.T, c *Catalog, size int) (docs map[string]Rendered, paths map[string]string, entries []OutboxEntry) {
+func takeAll(t *testing.T, c *Catalog, size int) (docs map[string]Rendered, paths map[string]string) {
 	t.Helper()
 	docs, paths = map[string]Rendered{}, map[string]string{}
 	var after int64
@@ -35,10 +37,9 @@ func takeAll(t *testing.T, c *Catalog, size int) (docs map[string]Rendered, path
 			t.Fatal(err)
 		}
 		if len(page) == 0 {
-			return docs, paths, entries
+			return docs, paths
 		}
 		after = page[len(page)-1].Seq
-		entries = append(entries, page...)
 		h := c.TakeHandoff(page)
 		for id, d := range h.Docs {
 			docs[id] = d
@@ -66,7 +67,7 @@ func TestHandoffIsWhatTheCatalogRenders(t *testing.T) {
 		}
 		return nil
 	})
-	docs, handedPaths, _ := takeAll(t, c, 3)
+	docs, handedPaths := takeAll(t, c, 3)
 	if len(docs) != len(paths) || len(handedPaths) != len(paths) {
 		t.Fatalf("handed %d documents and %d paths, want %d each", len(docs), len(handedPaths), len(paths))
 	}
@@ -138,9 +139,9 @@ func TestHandoffLeavesChangedDocumentsToTheCatalog(t *testing.T) {
 		}
 		return tx.DirtyNew(ctx, row, f)
 	})
-	docs, paths, _ := takeAll(t, c, 100)
+	docs, paths := takeAll(t, c, 100)
 	if _, ok := docs["kept"]; !ok || len(docs) != 1 {
-		t.Errorf("handed documents %v, want kept's alone", keys(docs))
+		t.Errorf("handed documents %v, want kept's alone", slices.Sorted(maps.Keys(docs)))
 	}
 	want := map[string]string{"a/one.txt": "dup", "b/one.txt": "later", "c/one.txt": "chunked", "d/one.txt": "kept"}
 	if !reflect.DeepEqual(paths, want) {
@@ -173,10 +174,7 @@ func TestOutboxSeqNeverRepeats(t *testing.T) {
 			}
 		}
 		seen = append(seen, es[0].Seq)
-		es[0].MetaDone, es[0].IndexDone = true, true
-		if err := c.OutboxDone(ctx, es); err != nil {
-			t.Fatal(err)
-		}
+		clearOutbox(t, c)
 		if n, _, _ := c.OutboxLen(ctx); n != 0 {
 			t.Fatalf("outbox holds %d keys after done", n)
 		}
@@ -197,7 +195,7 @@ func TestHandoffCapLeavesTheRestToTheCatalog(t *testing.T) {
 		}
 		return nil
 	})
-	docs, paths, _ := takeAll(t, c, 4)
+	docs, paths := takeAll(t, c, 4)
 	if len(docs) != 3 || len(paths) != 3 {
 		t.Fatalf("handed %d documents, %d paths; want 3 of each (the cap)", len(docs), len(paths))
 	}
@@ -207,12 +205,4 @@ func TestHandoffCapLeavesTheRestToTheCatalog(t *testing.T) {
 	if c.handoff.waiting != 0 || len(c.handoff.batches) != 0 {
 		t.Fatalf("%d documents still wait after every entry was taken", c.handoff.waiting)
 	}
-}
-
-func keys[V any](m map[string]V) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }
