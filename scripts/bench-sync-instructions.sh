@@ -6,7 +6,9 @@
 # Why: the wall time of bench-sync.sh moves by 10% from run to run on a shared 2-core VM, so a
 # change worth 1-3% of the sync cannot be told from noise there. An instruction count can: with
 # one P (GOMAXPROCS=1), no garbage collector (GOGC=off) and no asynchronous preemption (which
-# callgrind cannot follow), the same binary counts the same within 0.3% from run to run. It
+# callgrind cannot follow), the same binary counts the same within 0.3% from run to run.
+# GODEBUG=cpu.rdtscp=off makes the runtime read the clock with RDTSC: valgrind 3.19 cannot
+# decode RDTSCP, which Go uses on CPUs that have it, and the binary died of SIGILL at once. It
 # counts user space only: system calls, the kernel's file system work and the collector are
 # not in it, so a change there is measured with bench-sync.sh (bytes written, system CPU).
 # The run takes about 45 s per binary at 10k files.
@@ -35,7 +37,7 @@ for r in $(seq "$rounds"); do
     rm -rf "$out"
     mkdir -p "$out"
     prof=$keep/callgrind.$i.$r.out
-    GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 GOGC=off \
+    GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off GOMAXPROCS=1 GOGC=off \
       INDEX_DIRECTORY=$work/files METADATA_DIRECTORY=$out/metadata STATE_DIRECTORY=$out/state \
       LOG_FORMAT=json LOGGING_LEVEL=warn \
       valgrind --tool=callgrind --callgrind-out-file="$prof" "$b" sync >/dev/null 2>"$prof.log" ||

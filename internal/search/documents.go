@@ -68,7 +68,9 @@ func parseDoc(i int, raw []byte) (d parsedDoc, problem string) {
 	case !ValidateID(id):
 		return d, fmt.Sprintf("document %d: id %.80q: want 1-%d bytes of [A-Za-z0-9_-]", i, id, MaxIDBytes)
 	default:
-		return parsedDoc{id: id, raw: compactJSON(raw), value: v}, ""
+		// Its own copy: the file table keeps ids, and a slice of the decoded text (decodeObject)
+		// would keep the whole document.
+		return parsedDoc{id: strings.Clone(id), raw: compactJSON(raw), value: v}, ""
 	}
 }
 

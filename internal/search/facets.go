@@ -134,6 +134,10 @@ type facet struct {
 	nums  []float64
 	strs  []string
 	flags int
+	// The role of its path (facetSpec.role), set when the walk first records it: writing
+	// the objects then looks up neither the facet nor the role again.
+	owner    string
+	sortable bool
 }
 
 type facetWalker struct {
@@ -147,14 +151,18 @@ type facetWalker struct {
 }
 
 // ownedPath is a facet's path with the attribute whose column holds it.
-type ownedPath struct{ owner, path string }
+type ownedPath struct {
+	owner, path string
+	f           *facet
+}
 
 // walkers keep flatFacets' scratch between documents: every module hop and every synced file
 // flattens a document, and building the walker afresh each time was a quarter of a first sync's
 // allocations, and so of its garbage collections.
 var walkers = sync.Pool{New: func() any { return &facetWalker{facets: make(map[string]*facet, 16)} }}
 
-func (w *facetWalker) at(path string) *facet {
+// at returns path's facet, made with its role r on the path's first value.
+func (w *facetWalker) at(path string, r pathRole) *facet {
 	f := w.facets[path]
 	if f == nil {
 		if n := len(w.spare); n > 0 {
@@ -162,6 +170,7 @@ func (w *facetWalker) at(path string) *facet {
 		} else {
 			f = &facet{}
 		}
+		f.owner, f.sortable = r.owner, r.sortable
 		w.facets[path] = f
 	}
 	return f
@@ -172,7 +181,7 @@ func (w *facetWalker) at(path string) *facet {
 func (w *facetWalker) release() {
 	for _, f := range w.facets {
 		clear(f.strs)
-		f.nums, f.strs, f.flags = f.nums[:0], f.strs[:0], 0
+		f.nums, f.strs, f.flags, f.owner = f.nums[:0], f.strs[:0], 0, ""
 		w.spare = append(w.spare, f)
 	}
 	clear(w.facets)
@@ -193,15 +202,15 @@ func (w *facetWalker) object(prefix string, obj map[string]any) {
 		if !r.descend {
 			continue
 		}
-		w.member(path, v, r.wanted)
+		w.member(path, v, r)
 	}
 }
 
 // member records an object member's value: the value of a field, as opposed to an array
 // element, which is the only place null and "" count as such.
-func (w *facetWalker) member(path string, v any, wanted bool) {
-	if wanted {
-		f := w.at(path)
+func (w *facetWalker) member(path string, v any, r pathRole) {
+	if r.wanted {
+		f := w.at(path, r)
 		f.flags |= flagExists
 		switch x := v.(type) {
 		case nil:
@@ -220,31 +229,31 @@ func (w *facetWalker) member(path string, v any, wanted bool) {
 			}
 		}
 	}
-	w.value(path, v, wanted)
+	w.value(path, v, r)
 }
 
 // value records the scalar values under v (arrays flattened, objects descended into).
-func (w *facetWalker) value(path string, v any, wanted bool) {
+func (w *facetWalker) value(path string, v any, r pathRole) {
 	switch x := v.(type) {
 	case map[string]any:
 		w.object(path, x)
 	case []any:
 		for _, e := range x {
-			w.value(path, e, wanted)
+			w.value(path, e, r)
 		}
 	case string:
-		if s := normalizeString(x); wanted && s != "" {
-			f := w.at(path)
+		if s := normalizeString(x); r.wanted && s != "" {
+			f := w.at(path, r)
 			f.strs = append(f.strs, s)
 		}
 	case bool:
-		if wanted {
-			f := w.at(path)
+		if r.wanted {
+			f := w.at(path, r)
 			f.strs = append(f.strs, strconv.FormatBool(x))
 		}
 	case float64:
-		if wanted {
-			f := w.at(path)
+		if r.wanted {
+			f := w.at(path, r)
 			f.nums = append(f.nums, x)
 		}
 	}
@@ -281,7 +290,7 @@ func flatFacetsKeyed(doc map[string]any, spec facetSpec, keyed []string) (map[st
 		slices.Sort(f.nums)
 		slices.Sort(f.strs)
 		f.nums, f.strs = slices.Compact(f.nums), slices.Compact(f.strs)
-		paths = append(paths, ownedPath{spec.role(path).owner, path})
+		paths = append(paths, ownedPath{f.owner, path, f})
 	}
 	w.paths = paths
 	slices.SortFunc(paths, func(a, b ownedPath) int {
@@ -299,7 +308,7 @@ func flatFacetsKeyed(doc map[string]any, spec facetSpec, keyed []string) (map[st
 		buf = append(buf, '{')
 		for k := range len(facetKinds) {
 			for _, p := range paths[lo:hi] {
-				buf = w.appendKey(buf, facetKinds[k], p.path, len(buf) > start+1)
+				buf = appendFacetKey(buf, facetKinds[k], p, len(buf) > start+1)
 			}
 		}
 		if len(buf) == start+1 {
@@ -328,10 +337,10 @@ func flatFacetsKeyed(doc map[string]any, spec facetSpec, keyed []string) (map[st
 // facetKinds are the key kinds of a facet object, in byte order.
 const facetKinds = "<>fmv"
 
-// appendKey appends path's key of one kind ("kind:path": value), preceded by a comma when
-// comma is set, if the path has that key; comma is then set for the next.
-func (w *facetWalker) appendKey(b []byte, kind byte, path string, comma bool) []byte {
-	f := w.facets[path]
+// appendFacetKey appends a path's key of one kind ("kind:path": value), preceded by a comma
+// when comma is set, if the path has that key.
+func appendFacetKey(b []byte, kind byte, p ownedPath, comma bool) []byte {
+	f, path := p.f, p.path
 	n := len(f.nums) + len(f.strs)
 	flags := f.flags
 	if n > 1 {
@@ -341,7 +350,7 @@ func (w *facetWalker) appendKey(b []byte, kind byte, path string, comma bool) []
 	case kind == 'f' && flags != 0 && !(flags == flagExists && n == 1),
 		kind == 'v' && n == 1,
 		kind == 'm' && n > 1,
-		(kind == '<' || kind == '>') && n > 1 && w.spec.role(path).sortable:
+		(kind == '<' || kind == '>') && n > 1 && f.sortable:
 	default:
 		return b
 	}
@@ -419,7 +428,9 @@ func facetSortKey(f *facet, desc bool) (num float64, str string, isNum bool) {
 // the words it is given, takes a third fewer of them for a typical file.
 func searchText(doc map[string]any) string {
 	var b strings.Builder
+	b.Grow(textGrow)
 	var seen textSeen
+	seen.list = seen.inline[:0]
 	// The keys of the objects being walked, sorted, as a stack: one slice for the document.
 	keys := make([]string, 0, 2*len(doc))
 	sortedKeys := func(m map[string]any) []string {
@@ -474,9 +485,14 @@ func searchText(doc map[string]any) string {
 // textSeen is the set of values searchText has written: a list while it is short (a file's
 // document has a dozen or two), a map beyond.
 type textSeen struct {
-	list []string
-	set  map[string]struct{}
+	list   []string
+	set    map[string]struct{}
+	inline [textSeenList]string // list's first storage: a document's values, no allocation
 }
+
+// textGrow is what searchText's builder holds from the start: a file's text (its names, path,
+// type and numbers) fits, where growing from nothing took four allocations.
+const textGrow = 256
 
 // textSeenList is how many values textSeen keeps in its list.
 const textSeenList = 32
