@@ -19,13 +19,14 @@ type parsedDoc struct {
 // parseDocs decodes and checks documents the way Meilisearch would before accepting a batch:
 // each must be a JSON object whose "id" is a string ValidateID accepts (Meilisearch fails the
 // whole batch on one bad document). All problems are reported at once, up to a few, in an
-// error wrapping ErrInvalidDocument.
-func parseDocs(docs []json.RawMessage) ([]parsedDoc, error) {
+// error wrapping ErrInvalidDocument. canonical, when not nil, marks the documents that are
+// json.Marshal's output (canonicalPreparer): they are neither checked nor compacted again.
+func parseDocs(docs []json.RawMessage, canonical []bool) ([]parsedDoc, error) {
 	out := make([]parsedDoc, len(docs))
 	problems := make([]string, len(docs))
 	inParallel(len(docs), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			out[i], problems[i] = parseDoc(i, docs[i])
+			out[i], problems[i] = parseDoc(i, docs[i], canonical != nil && canonical[i])
 		}
 	})
 	var shown []string
@@ -50,16 +51,20 @@ func parseDocs(docs []json.RawMessage) ([]parsedDoc, error) {
 }
 
 // parseDoc decodes and checks the i-th document of a batch; problem says what is wrong with it.
-func parseDoc(i int, raw []byte) (d parsedDoc, problem string) {
-	raw, err := indexForm(raw) // names that are not UTF-8: see FieldPathsExact
+// canonical: raw is json.Marshal's output (parseDocs).
+func parseDoc(i int, raw []byte, canonical bool) (d parsedDoc, problem string) {
+	form, err := indexForm(raw) // names that are not UTF-8: see FieldPathsExact
 	if err != nil {
 		return d, fmt.Sprintf("document %d: %v", i, err)
 	}
+	// A document indexForm rewrote is checked and compacted as any other.
+	canonical = canonical && len(form) == len(raw) && (len(raw) == 0 || &form[0] == &raw[0])
+	raw = form
 	// Filled in place: a map sized once, not grown key by key. A hint of 28 is the most that
 	// fits Go's table of 32 slots (7/8 full); 32 made one of 64, twice the memory, for documents
 	// that hold 11 members with no module output and about 20 with several.
 	v := make(map[string]any, 28)
-	if err := decodeObject(raw, &v); err != nil || v == nil {
+	if err := decodeObject(raw, &v, canonical); err != nil || v == nil {
 		return d, fmt.Sprintf("document %d: not a JSON object", i)
 	}
 	switch id, ok := v["id"].(string); {
@@ -70,7 +75,10 @@ func parseDoc(i int, raw []byte) (d parsedDoc, problem string) {
 	default:
 		// Its own copy: the file table keeps ids, and a slice of the decoded text (decodeObject)
 		// would keep the whole document.
-		return parsedDoc{id: strings.Clone(id), raw: compactJSON(raw), value: v}, ""
+		if !canonical {
+			raw = compactJSON(raw)
+		}
+		return parsedDoc{id: strings.Clone(id), raw: raw, value: v}, ""
 	}
 }
 

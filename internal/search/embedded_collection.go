@@ -50,7 +50,13 @@ func (c *embeddedCollection) Upsert(ctx context.Context, docs []json.RawMessage)
 // PrepareUpsert parses the documents and computes their facets, sort keys and text, on every
 // core for a large batch, without the writer's lock: the work of Upsert but its SQL.
 func (c *embeddedCollection) PrepareUpsert(docs []json.RawMessage) (PreparedUpsert, error) {
-	parsed, err := parseDocs(docs)
+	return c.prepareCanonical(docs, nil)
+}
+
+// prepareCanonical is PrepareUpsert for documents of which canonical marks those in
+// json.Marshal's form (canonicalPreparer).
+func (c *embeddedCollection) prepareCanonical(docs []json.RawMessage, canonical []bool) (PreparedUpsert, error) {
+	parsed, err := parseDocs(docs, canonical)
 	if err != nil {
 		return nil, fmt.Errorf("upsert %s: %w", c.name, err)
 	}

@@ -702,27 +702,46 @@ type preparedFiles struct {
 // Upsert prepares each document; one that cannot be prepared is passed on as is, for the
 // backend's validation to name. A large batch is prepared on every core (inParallel).
 func (f preparedFiles) Upsert(ctx context.Context, docs []json.RawMessage) error {
-	return f.Collection.Upsert(ctx, f.prepareFiles(docs))
+	if _, ok := f.Collection.(canonicalPreparer); !ok {
+		prepared, _ := f.prepareFiles(docs)
+		return f.Collection.Upsert(ctx, prepared)
+	}
+	u, err := f.PrepareUpsert(docs)
+	if err != nil {
+		return err
+	}
+	return u.Write(ctx)
 }
 
 // PrepareUpsert does Upsert's preparation, and the backend's (PrepareUpsert).
 func (f preparedFiles) PrepareUpsert(docs []json.RawMessage) (PreparedUpsert, error) {
-	return PrepareUpsert(f.Collection, f.prepareFiles(docs))
+	prepared, canonical := f.prepareFiles(docs)
+	if c, ok := f.Collection.(canonicalPreparer); ok {
+		return c.prepareCanonical(prepared, canonical)
+	}
+	return PrepareUpsert(f.Collection, prepared)
 }
 
-// prepareFiles runs PrepareFile over docs.
-func (f preparedFiles) prepareFiles(docs []json.RawMessage) []json.RawMessage {
-	out := make([]json.RawMessage, len(docs))
+// canonicalPreparer is a collection that can be told which documents of an upsert are
+// json.Marshal's output, PrepareFile's, which it then neither checks nor compacts again: a
+// pass over each document's bytes fewer (the embedded backend).
+type canonicalPreparer interface {
+	prepareCanonical(docs []json.RawMessage, canonical []bool) (PreparedUpsert, error)
+}
+
+// prepareFiles runs PrepareFile over docs; canonical marks those it prepared.
+func (f preparedFiles) prepareFiles(docs []json.RawMessage) (out []json.RawMessage, canonical []bool) {
+	out, canonical = make([]json.RawMessage, len(docs)), make([]bool, len(docs))
 	inParallel(len(docs), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			p, err := PrepareFile(docs[i], f.archiveRel)
 			if err != nil {
 				p = docs[i]
 			}
-			out[i] = p
+			out[i], canonical[i] = p, err == nil
 		}
 	})
-	return out
+	return out, canonical
 }
 
 func (f preparedFiles) Search(ctx context.Context, q Query) (Result, error) {

@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"reflect"
@@ -527,4 +528,85 @@ func TestLargeFileBatchPreparedInParallel(t *testing.T) {
 			t.Errorf("hit %s not prepared: %s", want, r.Hits[0].Doc)
 		}
 	}
+}
+
+// TestPreparedFilesStoredAsWhenChecked: documents PrepareFile prepared reach the embedded
+// backend marked as json.Marshal's form, which it neither checks nor compacts again
+// (canonicalPreparer). What it stores must be what the checked path stores: the same bytes
+// for each document, whether PrepareFile's output is kept (ordinary names, spaces around the
+// input's tokens) or rewritten for the index (names that are not UTF-8); and a batch holding a
+// document PrepareFile cannot prepare fails as a whole, naming it.
+func TestPreparedFilesStoredAsWhenChecked(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	_, odd := oddDoc("odd1")
+	docs := []json.RawMessage{
+		odd,
+		json.RawMessage(`{ "id" : "spaced", "type" : "text/plain", "size" : 3, "paths" : { "a b/c <d>.txt" : 1530000000 } }`),
+		json.RawMessage(`{"id":"plain","type":"image/jpeg","size":9,"next":"","paths":{"archive/usb1/p.jpg":1530000000.5}}`),
+		// Paths PrepareFile cannot read: passed on as it is, and checked as any document.
+		json.RawMessage(`{ "id" : "badpaths", "paths" : 5 }`),
+	}
+	stored := func(ix Index, files Collection) map[string]string {
+		t.Helper()
+		if err := files.Configure(ctx, FileSettings(Settings{Filterable: []string{"type"}})); err != nil {
+			t.Fatal(err)
+		}
+		if err := files.Upsert(ctx, docs); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := backend(ix).(*embeddedIndex).reader.QueryContext(ctx, `SELECT id, doc FROM files_docs`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		out := map[string]string{}
+		for rows.Next() {
+			var id, doc string
+			if err := rows.Scan(&id, &doc); err != nil {
+				t.Fatal(err)
+			}
+			out[id] = doc
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	// The checked path: each document prepared by hand, as prepareFiles does, and upserted as
+	// plain JSON.
+	plainIx := openEmbedded(t)
+	var prepared []json.RawMessage
+	for _, d := range docs {
+		p, err := PrepareFile(d, "archive")
+		if err != nil {
+			p = d
+		}
+		prepared = append(prepared, p)
+	}
+	want := stored(plainIx, checkedOnly{plainIx.Files(), prepared})
+	ix := WithFileDocuments(openEmbedded(t), "archive")
+	got := stored(ix, ix.Files())
+	if len(got) != len(docs) {
+		t.Fatalf("stored %d documents, want %d: %v", len(got), len(docs), got)
+	}
+	for id, doc := range want {
+		if got[id] != doc {
+			t.Errorf("%s stored as\n%s\nwant (checked and compacted)\n%s", id, got[id], doc)
+		}
+	}
+	bad := append(slices.Clone(docs), json.RawMessage(`["not", "an", "object"]`))
+	if err := ix.Files().Upsert(ctx, bad); !errors.Is(err, ErrInvalidDocument) || !strings.Contains(err.Error(), "document 4") {
+		t.Errorf("batch with a document that is not an object: %v, want ErrInvalidDocument naming document 4", err)
+	}
+}
+
+// checkedOnly upserts its documents through c's plain Upsert, whatever it is given.
+type checkedOnly struct {
+	Collection
+	docs []json.RawMessage
+}
+
+func (c checkedOnly) Upsert(ctx context.Context, _ []json.RawMessage) error {
+	return c.Collection.Upsert(ctx, c.docs)
 }

@@ -14,14 +14,15 @@ import (
 // documents, and encoding/json's reflection was a third of that; this decodes valid JSON
 // (jsonvalid.Valid checks it first, without allocating) by hand, and gives the rare string with
 // escapes or bytes that are not UTF-8 to encoding/json, which rewrites them as it always has.
-// A document that is not a JSON object is an error; null leaves dst nil.
+// A document that is not a JSON object is an error; null leaves dst nil. canonical says data
+// is json.Marshal's output (PrepareFile's, see canonicalPreparer): valid, so not checked again.
 //
 // The document is copied into one string, and its plain strings and keys are slices of it:
 // one allocation where a string each was 17 of the 43 a typical file's document cost. A value
 // kept after the write (a document's id in the file table) must be cloned, or it keeps the
 // whole document's text alive.
-func decodeObject(data []byte, dst *map[string]any) error {
-	if !jsonvalid.Valid(data) {
+func decodeObject(data []byte, dst *map[string]any, canonical bool) error {
+	if !canonical && !jsonvalid.Valid(data) {
 		return json.Unmarshal(data, dst) // says what is wrong
 	}
 	d := valueDecoder{data: data, text: string(data)}

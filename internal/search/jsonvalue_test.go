@@ -29,7 +29,7 @@ func TestDecodeObjectMatchesEncodingJSON(t *testing.T) {
 	for _, c := range cases {
 		var want, got map[string]any
 		wantErr := json.Unmarshal([]byte(c), &want)
-		gotErr := decodeObject([]byte(c), &got)
+		gotErr := decodeObject([]byte(c), &got, false)
 		if (wantErr == nil) != (gotErr == nil) {
 			t.Errorf("%.200q: encoding/json error %v, decodeObject error %v", c, wantErr, gotErr)
 			continue
@@ -101,7 +101,7 @@ func FuzzDecodeObject(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var want, got map[string]any
 		wantErr := json.Unmarshal(data, &want)
-		gotErr := decodeObject(data, &got)
+		gotErr := decodeObject(data, &got, false)
 		if (wantErr == nil) != (gotErr == nil) {
 			t.Fatalf("%q: encoding/json error %v, decodeObject error %v", data, wantErr, gotErr)
 		}

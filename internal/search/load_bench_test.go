@@ -38,7 +38,7 @@ func BenchmarkFirstLoadVsSQLiteFloor100k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		pd, problem := parseDoc(i, p)
+		pd, problem := parseDoc(i, p, false)
 		if problem != "" {
 			b.Fatal(problem)
 		}

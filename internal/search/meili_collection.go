@@ -173,7 +173,7 @@ func (c *meiliCollection) Configure(ctx context.Context, s Settings) error {
 // Upsert validates every document, sends them in batches (by count and bytes), then waits
 // for every task and reports the first that failed.
 func (c *meiliCollection) Upsert(ctx context.Context, docs []json.RawMessage) error {
-	parsed, err := parseDocs(docs)
+	parsed, err := parseDocs(docs, nil)
 	if err != nil {
 		return fmt.Errorf("upsert into %s: %w", c.uid, err)
 	}

@@ -27,7 +27,7 @@ func BenchmarkPrepareForIndex(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				d, problem := parseDoc(0, raw)
+				d, problem := parseDoc(0, raw, true)
 				if problem != "" {
 					b.Fatal(problem)
 				}
