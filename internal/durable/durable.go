@@ -68,6 +68,16 @@ func ReplaceFile(tmpDir, pattern, dst string, data []byte, perm os.FileMode, syn
 	return nil
 }
 
+// parent is the directory holding the file p names: p up to its last separator, which for a
+// file below the root (what callers pass) opens the same directory as filepath.Dir(p), without
+// its Clean of the result.
+func parent(p string) string {
+	if i := strings.LastIndexByte(p, filepath.Separator); i > 0 {
+		return p[:i]
+	}
+	return filepath.Dir(p)
+}
+
 // CreateFile writes data to a new file dst, with perm, fsynced when sync is set, so that a
 // reader sees no dst or all of data, never a part. The file is made unnamed in dst's directory
 // (O_TMPFILE), written, then linked at dst: a crash before the link leaves nothing behind, and
@@ -79,7 +89,7 @@ func ReplaceFile(tmpDir, pattern, dst string, data []byte, perm os.FileMode, syn
 // refused: the caller then writes through ReplaceFile. The caller syncs dst's directory when
 // the new name must survive a crash.
 func CreateFile(dst string, data []byte, perm os.FileMode, sync bool) error {
-	fd, err := unix.Open(filepath.Dir(dst), unix.O_WRONLY|unix.O_TMPFILE|unix.O_CLOEXEC, uint32(perm))
+	fd, err := unix.Open(parent(dst), unix.O_WRONLY|unix.O_TMPFILE|unix.O_CLOEXEC, uint32(perm))
 	if err != nil {
 		// EISDIR: a kernel older than O_TMPFILE read the flag as O_DIRECTORY.
 		if err == unix.EOPNOTSUPP || err == unix.EISDIR || err == unix.EINVAL {

@@ -7,6 +7,7 @@ package filesync
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -123,7 +124,8 @@ func (s *Syncer) Sync(ctx context.Context) (Stats, error) {
 	s.progress.start(st.Started)
 	defer s.progress.running.Store(false)
 	defer func() { st.Duration = time.Since(st.Started) }()
-	run := &syncRun{s: s, st: &st, changedDrives: map[string]bool{}, held: map[string]*HeldDir{}}
+	run := &syncRun{s: s, st: &st, changedDrives: map[string]bool{}, held: map[string]*HeldDir{},
+		rootJoins: s.cfg.Root != string(filepath.Separator) && filepath.Clean(s.cfg.Root) == s.cfg.Root}
 	if err := run.do(ctx); err != nil {
 		st.Duration = time.Since(st.Started)
 		return st, err
@@ -147,6 +149,7 @@ type syncRun struct {
 	newDrives     map[string]bool     // drives that became present or known in this sync
 	changedDrives map[string]bool     // drives whose paths changed: their marker is rewritten
 	held          map[string]*HeldDir // directories found empty or unreadable in this walk
+	rootJoins     bool                // the root is clean and not "/": abs joins without Clean
 }
 
 func (r *syncRun) do(ctx context.Context) error {

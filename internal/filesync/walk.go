@@ -176,7 +176,7 @@ func (r *syncRun) walk(ctx context.Context) error {
 			select {
 			// Detect: the hasher's workers name the type from the bytes they hashed, so the
 			// single recording goroutine below neither opens nor reads a new file again.
-			case jobs <- scanner.HashJob{Path: filepath.Join(r.s.cfg.Root, filepath.FromSlash(e.Rel)), Ref: w, Detect: true}:
+			case jobs <- scanner.HashJob{Path: r.abs(e.Rel), Ref: w, Detect: true}:
 				return nil
 			case <-ctx.Done():
 				return ctx.Err()
@@ -246,6 +246,16 @@ func (r *syncRun) walk(ctx context.Context) error {
 }
 
 // skip keeps the metadata and state directories and status markers out of the walk.
+// abs is the path of the walked file rel: the root and rel, which the walk built from names
+// it read (never "", "." or ".."), joined without filepath.Join's Clean (a first sync joined
+// every new file's path). A root that is "/" or not clean is joined by filepath.Join.
+func (r *syncRun) abs(rel string) string {
+	if !r.rootJoins {
+		return filepath.Join(r.s.cfg.Root, filepath.FromSlash(rel))
+	}
+	return r.s.cfg.Root + string(filepath.Separator) + filepath.FromSlash(rel)
+}
+
 func (r *syncRun) skip(rel string, isDir bool) bool {
 	for _, s := range r.s.cfg.SkipRel {
 		if s != "" && (rel == s || strings.HasPrefix(rel, s+"/")) {

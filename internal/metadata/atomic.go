@@ -38,7 +38,7 @@ func (s *Store) writeAtomic(dir, name string, data []byte) (bool, error) {
 // inode (durable.Spares) even with syncs deferred: written over in place and not synced, the
 // spare's blocks may hold their old bytes after a power cut, until that second write.
 func (s *Store) writeAtomicIn(dir, name string, data []byte, newDir, rewritten bool) (bool, error) {
-	dst := filepath.Join(dir, name)
+	dst := under(dir, name)
 	if newDir && !s.noTmpfile.Load() {
 		// Nothing to replace in a directory just made: the file is created whole in place.
 		err := durable.CreateFile(dst, data, filePerm, !s.deferSync)
@@ -128,7 +128,7 @@ func (s *Store) tempName(prefix string) (string, error) {
 func (s *Store) ensureDir(dir string) (created bool, err error) {
 	if s.mkdirFirst.Load() {
 		if err := os.Mkdir(dir, dirPerm); err == nil {
-			return true, s.syncDir(filepath.Dir(dir))
+			return true, s.syncParent(dir)
 		} else if !errors.Is(err, fs.ErrExist) {
 			return false, err
 		}
@@ -139,7 +139,7 @@ func (s *Store) ensureDir(dir string) (created bool, err error) {
 		err = os.Mkdir(dir, dirPerm)
 		if err == nil {
 			s.mkdirFirst.Store(true)
-			return true, s.syncDir(filepath.Dir(dir))
+			return true, s.syncParent(dir)
 		}
 		if !errors.Is(err, fs.ErrExist) {
 			return false, err
@@ -162,6 +162,14 @@ func (s *Store) syncDir(dir string) error {
 		return nil
 	}
 	return durable.SyncDir(dir)
+}
+
+// syncParent is syncDir of dir's parent, which it does not compute when syncs are deferred.
+func (s *Store) syncParent(dir string) error {
+	if s.deferSync {
+		return nil
+	}
+	return durable.SyncDir(filepath.Dir(dir))
 }
 
 // CleanTemp removes temp files that a crash left behind. Call it at start, before any write:

@@ -76,8 +76,13 @@ func (s *Store) DocumentDir(id string) string {
 	if !ValidID(id) {
 		return ""
 	}
-	return filepath.Join(s.byID, id)
+	return under(s.byID, id)
 }
+
+// under joins a directory this store built (its absolute root's, cleaned once) and a name its
+// callers checked (one path element: checkID, checkModule, checkFileName): filepath.Join's
+// result without its Clean, which a first sync paid three times per file.
+func under(dir, name string) string { return dir + string(filepath.Separator) + name }
 
 // WriteDocument writes by-id/<id>/document.json atomically, indented with 4 spaces as upstream
 // did. doc must be a JSON object; its formatting does not matter. It returns false, writing
@@ -100,7 +105,7 @@ func (s *Store) WriteIndentedDocument(id string, data []byte) (written bool, err
 	if err := checkID(id); err != nil {
 		return false, fmt.Errorf("write document: %w", err)
 	}
-	dir := filepath.Join(s.byID, id)
+	dir := under(s.byID, id)
 	created, err := s.ensureDir(dir)
 	if err != nil {
 		return false, fmt.Errorf("write document %s: %w", id, err)
@@ -233,8 +238,8 @@ func (s *Store) ModuleDir(id, module string) (string, error) {
 	if err := checkModule(module); err != nil {
 		return "", fmt.Errorf("module dir: %w", err)
 	}
-	docDir := filepath.Join(s.byID, id)
-	dir := filepath.Join(docDir, module)
+	docDir := under(s.byID, id)
+	dir := under(docDir, module)
 	for _, d := range []string{docDir, dir} {
 		if _, err := s.ensureDir(d); err != nil {
 			return "", fmt.Errorf("module dir %s/%s: %w", id, module, err)

@@ -56,6 +56,7 @@ type pathRole struct {
 	descend  bool   // wanted, or some attribute lies below it: the walk goes into its value
 	sortable bool   // covered by a sortable attribute: it has sort keys
 	owner    string // the declared attribute whose column holds its keys
+	column   int    // owner's place among the declared attributes, which are sorted
 }
 
 func (s facetSpec) role(path string) pathRole {
@@ -69,6 +70,7 @@ func (s facetSpec) role(path string) pathRole {
 	r.descend = r.wanted || leadsTo(path, s.filterable) || leadsTo(path, s.sortable)
 	if r.wanted {
 		r.owner = owner(path, s.declared())
+		r.column, _ = slices.BinarySearch(s.declared(), r.owner)
 	}
 	if s.roles != nil {
 		s.roles.Store(path, r)
@@ -137,6 +139,7 @@ type facet struct {
 	// The role of its path (facetSpec.role), set when the walk first records it: writing
 	// the objects then looks up neither the facet nor the role again.
 	owner    string
+	column   int
 	sortable bool
 }
 
@@ -170,7 +173,7 @@ func (w *facetWalker) at(path string, r pathRole) *facet {
 		} else {
 			f = &facet{}
 		}
-		f.owner, f.sortable = r.owner, r.sortable
+		f.owner, f.column, f.sortable = r.owner, r.column, r.sortable
 		w.facets[path] = f
 	}
 	return f
@@ -293,8 +296,11 @@ func flatFacetsKeyed(doc map[string]any, spec facetSpec, keyed []string) (map[st
 		paths = append(paths, ownedPath{f.owner, path, f})
 	}
 	w.paths = paths
+	// By column (the declared attributes are sorted, so its place orders the owners as their
+	// names do), then path: nearly every column holds one path, so most comparisons are of two
+	// numbers.
 	slices.SortFunc(paths, func(a, b ownedPath) int {
-		return cmp.Or(strings.Compare(a.owner, b.owner), strings.Compare(a.path, b.path))
+		return cmp.Or(cmp.Compare(a.f.column, b.f.column), strings.Compare(a.path, b.path))
 	})
 	// The objects are written one after the other into the walker's buffer, then copied out
 	// at once; ends[i] is where the i-th column's object ends.
