@@ -245,7 +245,6 @@ func (r *syncRun) walk(ctx context.Context) error {
 	return applyErr
 }
 
-// skip keeps the metadata and state directories and status markers out of the walk.
 // abs is the path of the walked file rel: the root and rel, which the walk built from names
 // it read (never "", "." or ".."), joined without filepath.Join's Clean (a first sync joined
 // every new file's path). A root that is "/" or not clean is joined by filepath.Join.
@@ -256,6 +255,7 @@ func (r *syncRun) abs(rel string) string {
 	return r.s.cfg.Root + string(filepath.Separator) + filepath.FromSlash(rel)
 }
 
+// skip keeps the metadata and state directories and status markers out of the walk.
 func (r *syncRun) skip(rel string, isDir bool) bool {
 	for _, s := range r.s.cfg.SkipRel {
 		if s != "" && (rel == s || strings.HasPrefix(rel, s+"/")) {

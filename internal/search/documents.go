@@ -73,11 +73,11 @@ func parseDoc(i int, raw []byte, canonical bool) (d parsedDoc, problem string) {
 	case !ValidateID(id):
 		return d, fmt.Sprintf("document %d: id %.80q: want 1-%d bytes of [A-Za-z0-9_-]", i, id, MaxIDBytes)
 	default:
-		// Its own copy: the file table keeps ids, and a slice of the decoded text (decodeObject)
-		// would keep the whole document.
 		if !canonical {
 			raw = compactJSON(raw)
 		}
+		// Its own copy: the file table keeps ids, and a slice of the decoded text (decodeObject)
+		// would keep the whole document.
 		return parsedDoc{id: strings.Clone(id), raw: raw, value: v}, ""
 	}
 }

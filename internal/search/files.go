@@ -702,10 +702,6 @@ type preparedFiles struct {
 // Upsert prepares each document; one that cannot be prepared is passed on as is, for the
 // backend's validation to name. A large batch is prepared on every core (inParallel).
 func (f preparedFiles) Upsert(ctx context.Context, docs []json.RawMessage) error {
-	if _, ok := f.Collection.(canonicalPreparer); !ok {
-		prepared, _ := f.prepareFiles(docs)
-		return f.Collection.Upsert(ctx, prepared)
-	}
 	u, err := f.PrepareUpsert(docs)
 	if err != nil {
 		return err
