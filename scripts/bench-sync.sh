@@ -113,6 +113,24 @@ settle() {
   echo 3 >/proc/sys/vm/drop_caches
   find "$files" -type f -exec cat {} + >/dev/null
 }
+# Without BENCH_SYNC_FS, every run's output stays (retired) until the script exits: the tree
+# takes N inodes, a floor's output 2N (a directory and a file per document), a sync's 3N (and its
+# by-path link). At a million files an A/B of two rounds needs 17M, more than a 256 GB root file
+# system's 16.7M: the runs would fail one by one with ENOSPC and leave the disk full. Say so first.
+if [ -z "$fs" ]; then
+  if [ -n "${BENCH_SYNC_AB:-}" ]; then
+    runs="$((${BENCH_SYNC_ROUNDS:-5} * 8))" # per round: a floor (2), a and b (3 each)
+  else
+    runs=$((2 + 3 + 2 + 3 * ${BENCH_SYNC_CEILING:-1} + 3 * ${BENCH_SYNC_DAEMON:-1}))
+  fi
+  need=$((n * (1 + runs)))
+  free=$(df --output=iavail "$work" | tail -1 | tr -d ' ')
+  if [ "$free" -lt "$need" ]; then
+    echo "bench-sync: these runs keep about $need inodes in $work until the end, and its file system has $free free;" \
+      "use BENCH_SYNC_FS=ext4, fewer BENCH_SYNC_ROUNDS, or a work directory elsewhere (BENCH_SYNC_WORK)" >&2
+    exit 2
+  fi
+fi
 bin=${1:-}
 if [ -z "$bin" ]; then
   go build -o "$work/homeindexd" ./cmd/homeindexd
