@@ -121,7 +121,9 @@ if [ -z "$fs" ]; then
   if [ -n "${BENCH_SYNC_AB:-}" ]; then
     runs="$((${BENCH_SYNC_ROUNDS:-5} * 8))" # per round: a floor (2), a and b (3 each)
   else
-    runs=$((2 + 3 + 2 + 3 * ${BENCH_SYNC_CEILING:-1} + 3 * ${BENCH_SYNC_DAEMON:-1}))
+    runs=7 # the floor twice (2 each) and the sync (3), then the ceiling and the daemon if run
+    [ "${BENCH_SYNC_CEILING:-1}" != 1 ] || runs=$((runs + 3))
+    [ "${BENCH_SYNC_DAEMON:-1}" != 1 ] || runs=$((runs + 3))
   fi
   need=$((n * (1 + runs)))
   free=$(df --output=iavail "$work" | tail -1 | tr -d ' ')
