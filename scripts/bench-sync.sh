@@ -119,13 +119,13 @@ settle() {
 # system's 16.7M: the runs would fail one by one with ENOSPC and leave the disk full. Say so first.
 if [ -z "$fs" ]; then
   if [ -n "${BENCH_SYNC_AB:-}" ]; then
-    runs="$((${BENCH_SYNC_ROUNDS:-5} * 8))" # per round: a floor (2), a and b (3 each)
+    perFile=$((${BENCH_SYNC_ROUNDS:-5} * 8)) # per round a floor, a and b
   else
-    runs=7 # the floor twice (2 each) and the sync (3), then the ceiling and the daemon if run
-    [ "${BENCH_SYNC_CEILING:-1}" != 1 ] || runs=$((runs + 3))
-    [ "${BENCH_SYNC_DAEMON:-1}" != 1 ] || runs=$((runs + 3))
+    perFile=7 # the floor twice and the sync, then the ceiling and the daemon when they run
+    [ "${BENCH_SYNC_CEILING:-1}" != 1 ] || perFile=$((perFile + 3))
+    [ "${BENCH_SYNC_DAEMON:-1}" != 1 ] || perFile=$((perFile + 3))
   fi
-  need=$((n * (1 + runs)))
+  need=$((n * (1 + perFile)))
   free=$(df --output=iavail "$work" | tail -1 | tr -d ' ')
   if [ "$free" -lt "$need" ]; then
     echo "bench-sync: these runs keep about $need inodes in $work until the end, and its file system has $free free;" \

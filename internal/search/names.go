@@ -22,10 +22,12 @@ const FieldPathsExact = "paths_exact"
 
 // indexForm returns a compact document as the index stores it: lone surrogate escapes and
 // invalid UTF-8 bytes in strings replaced by U+FFFD, plus FieldPathsExact when a path needed
-// it. Documents without either come back unchanged (the common case costs one scan).
-func indexForm(raw []byte) ([]byte, error) {
+// it. Documents without either come back as they are (the common case costs one scan);
+// rewritten says the document went through the rewrite instead, which copies it even when
+// nothing in it changes (a valid surrogate pair).
+func indexForm(raw []byte) (form []byte, rewritten bool, err error) {
 	if !needsDisplay(raw) {
-		return raw, nil
+		return raw, false, nil
 	}
 	var doc struct {
 		Paths   protocol.Paths `json:"paths"`
@@ -34,7 +36,7 @@ func indexForm(raw []byte) ([]byte, error) {
 		} `json:"path_entries"` // the files index's array form of paths (files.go)
 	}
 	if err := json.Unmarshal(raw, &doc); err != nil {
-		return nil, fmt.Errorf("paths: %w", err)
+		return nil, false, fmt.Errorf("paths: %w", err)
 	}
 	for _, e := range doc.Entries {
 		doc.Paths = append(doc.Paths, protocol.PathEntry{Path: string(e.Path)})
@@ -45,7 +47,7 @@ func indexForm(raw []byte) ([]byte, error) {
 		exact = exact || !utf8.ValidString(p.Path)
 	}
 	if !exact || len(out) < 2 || out[len(out)-1] != '}' {
-		return out, nil
+		return out, true, nil
 	}
 	b := append([]byte{}, out[:len(out)-1]...)
 	if len(b) > 1 {
@@ -60,7 +62,7 @@ func indexForm(raw []byte) ([]byte, error) {
 		b = base64.StdEncoding.AppendEncode(b, []byte(p.Path))
 		b = append(b, '"')
 	}
-	return append(b, ']', '}'), nil
+	return append(b, ']', '}'), true, nil
 }
 
 // needsDisplay reports whether raw holds a \uD800-\uDFFF escape or a byte that is not UTF-8.

@@ -122,13 +122,16 @@ func TestNamesMeilisearch(t *testing.T) {
 func TestIndexFormKeepsOrdinaryDocuments(t *testing.T) {
 	t.Parallel()
 	for _, doc := range []string{`{"id":"a","paths":{"é/😀.txt":1},"t":"\u00e9 \ud83d\ude00 \\udce9"}`, `{"id":"b"}`} {
-		got, err := indexForm([]byte(doc))
+		got, _, err := indexForm([]byte(doc))
 		if err != nil || string(got) != doc {
 			t.Errorf("indexForm(%s) = %s, %v", doc, got, err)
 		}
 	}
-	got, err := indexForm([]byte(`{"id":"c","t":"x\ud800y\udc80` + "\xff" + `"}`))
-	if err != nil || string(got) != `{"id":"c","t":"x\ufffdy\ufffd\ufffd"}` {
-		t.Errorf("lone surrogates and bad bytes: %s, %v", got, err)
+	got, rewritten, err := indexForm([]byte(`{"id":"c","t":"x\ud800y\udc80` + "\xff" + `"}`))
+	if err != nil || string(got) != `{"id":"c","t":"x\ufffdy\ufffd\ufffd"}` || !rewritten {
+		t.Errorf("lone surrogates and bad bytes: %s, rewritten %v, %v", got, rewritten, err)
+	}
+	if _, rewritten, _ := indexForm([]byte(`{"id":"d","t":"plain"}`)); rewritten {
+		t.Error("a document without escapes or bad bytes went through the rewrite")
 	}
 }
