@@ -29,6 +29,15 @@ func parseDocs(docs []json.RawMessage, canonical []bool) ([]parsedDoc, error) {
 			out[i], problems[i] = parseDoc(i, docs[i], canonical != nil && canonical[i])
 		}
 	})
+	if err := docProblems(problems); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// docProblems is the error of a batch whose documents have problems (parseDoc's; "" for none):
+// a few of them, and how many more.
+func docProblems(problems []string) error {
 	var shown []string
 	bad := 0
 	for _, p := range problems {
@@ -41,13 +50,13 @@ func parseDocs(docs []json.RawMessage, canonical []bool) ([]parsedDoc, error) {
 		}
 	}
 	if bad == 0 {
-		return out, nil
+		return nil
 	}
 	more := ""
 	if bad > len(shown) {
 		more = fmt.Sprintf(" (and %d more)", bad-len(shown))
 	}
-	return nil, fmt.Errorf("%w: %s%s", ErrInvalidDocument, strings.Join(shown, "; "), more)
+	return fmt.Errorf("%w: %s%s", ErrInvalidDocument, strings.Join(shown, "; "), more)
 }
 
 // parseDoc decodes and checks the i-th document of a batch; problem says what is wrong with it.

@@ -54,25 +54,51 @@ func (c *embeddedCollection) PrepareUpsert(docs []json.RawMessage) (PreparedUpse
 }
 
 // prepareCanonical is PrepareUpsert for documents of which canonical marks those in
-// json.Marshal's form (canonicalPreparer).
+// json.Marshal's form (canonicalPreparer): those are prepared straight from their bytes
+// (prepareRaw), the others parsed first.
 func (c *embeddedCollection) prepareCanonical(docs []json.RawMessage, canonical []bool) (PreparedUpsert, error) {
-	parsed, err := parseDocs(docs, canonical)
-	if err != nil {
-		return nil, fmt.Errorf("upsert %s: %w", c.name, err)
-	}
-	u := &embeddedUpsert{c: c}
-	if parsed = lastOfEach(parsed); len(parsed) == 0 {
-		return u, nil
-	}
 	// Facets and text are computed before the writer's lock, from the settings of now: the
 	// writer, one at a time, then only runs SQL. Settings changed in between (rare) mean
 	// computing them again under the lock.
+	u := &embeddedUpsert{c: c}
 	c.mu.RLock()
 	u.settings = c.settings
 	c.mu.RUnlock()
 	u.keyed = c.keyedSorts(u.settings)
-	if u.prepared, err = prepareUpserts(parsed, u.settings.spec(), u.keyed); err != nil {
+	spec := u.settings.spec()
+	prepared := make([]upsertDoc, len(docs))
+	problems := make([]string, len(docs))
+	inParallel(len(docs), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			isCanonical := canonical != nil && canonical[i]
+			var ok bool
+			if isCanonical {
+				if prepared[i], ok = prepareRaw(docs[i], spec, u.keyed); ok {
+					continue
+				}
+			}
+			prepared[i].parsedDoc, problems[i] = parseDoc(i, docs[i], isCanonical)
+		}
+	})
+	if err := docProblems(problems); err != nil {
 		return nil, fmt.Errorf("upsert %s: %w", c.name, err)
+	}
+	u.prepared = lastOfEach(prepared)
+	var todo []parsedDoc // parsed, their facets and text still to compute
+	var at []int
+	for i, d := range u.prepared {
+		if d.value != nil {
+			todo, at = append(todo, d.parsedDoc), append(at, i)
+		}
+	}
+	if len(todo) > 0 {
+		done, err := prepareUpserts(todo, spec, u.keyed)
+		if err != nil {
+			return nil, fmt.Errorf("upsert %s: %w", c.name, err)
+		}
+		for j, i := range at {
+			u.prepared[i] = done[j]
+		}
 	}
 	return u, nil
 }
@@ -98,8 +124,13 @@ func (u *embeddedUpsert) Write(ctx context.Context) error {
 	if !settingsEqual(s, c.settings) { // stable now: changes need ix.writeMu
 		s, keyed = c.settings, c.keyedSorts(c.settings)
 		parsed := make([]parsedDoc, len(prepared))
-		for i := range prepared {
-			parsed[i] = prepared[i].parsedDoc
+		for i, d := range prepared {
+			if parsed[i] = d.parsedDoc; d.value == nil { // prepared from its bytes (prepareRaw), which were checked then
+				var problem string
+				if parsed[i], problem = parseDoc(i, d.raw, true); problem != "" {
+					return fmt.Errorf("upsert %s: %s", c.name, problem)
+				}
+			}
 		}
 		var err error
 		if prepared, err = prepareUpserts(parsed, s.spec(), keyed); err != nil {
@@ -613,19 +644,21 @@ func storedFacets(ctx context.Context, tx writeTx, fs *facetSQL, docs []upsertDo
 
 // lastOfEach keeps the last document of each id, in order: a document upserted twice in one
 // call ends as its last version, as it would one upsert after the other.
-func lastOfEach(docs []parsedDoc) []parsedDoc {
+func lastOfEach[D interface{ docID() string }](docs []D) []D {
 	last := make(map[string]int, len(docs))
 	for i, d := range docs {
-		last[d.id] = i
+		last[d.docID()] = i
 	}
 	if len(last) == len(docs) {
 		return docs
 	}
-	out := make([]parsedDoc, 0, len(last))
+	out := make([]D, 0, len(last))
 	for i, d := range docs {
-		if last[d.id] == i {
+		if last[d.docID()] == i {
 			out = append(out, d)
 		}
 	}
 	return out
 }
+
+func (d parsedDoc) docID() string { return d.id }

@@ -346,33 +346,46 @@ func TestEmbeddedUpsertWritesOnlyChangedFacetColumns(t *testing.T) {
 }
 
 // Settings changed between an upsert's preparation (outside the writer's lock) and its write
-// are the ones the write uses: the document's facets are computed again for them.
+// are the ones the write uses: the document's facets are computed again for them, whether it
+// was parsed or, as PrepareFile's output, prepared from its bytes (prepareRaw).
 func TestUpsertPreparedWithStaleSettings(t *testing.T) {
-	ix := openEmbedded(t)
-	ctx := context.Background()
-	files := ix.Files()
-	if err := files.Configure(ctx, Settings{Filterable: []string{"size"}}); err != nil {
-		t.Fatal(err)
-	}
-	u, err := PrepareUpsert(files, []json.RawMessage{json.RawMessage(`{"id":"d1","size":7,"camera_model":"X100"}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := u.(*embeddedUpsert); !ok {
-		t.Fatalf("the embedded collection prepared a %T, want its own preparation", u)
-	}
-	if err := files.Configure(ctx, Settings{Filterable: []string{"size", "camera_model"}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := u.Write(ctx); err != nil {
-		t.Fatal(err)
-	}
-	r, err := files.Search(ctx, Query{Filter: `camera_model = "X100"`})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(r.Hits) != 1 {
-		t.Fatalf("filter on the attribute made filterable during the upsert: %d hits, want 1", len(r.Hits))
+	for _, tc := range []struct {
+		name  string
+		files func(Index) Collection
+		raw   bool
+	}{{"parsed", Index.Files, false}, {"from bytes", func(ix Index) Collection { return WithFileDocuments(ix, "archive").Files() }, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ix := openEmbedded(t)
+			ctx := context.Background()
+			files := tc.files(ix)
+			if err := files.Configure(ctx, Settings{Filterable: []string{"size"}}); err != nil {
+				t.Fatal(err)
+			}
+			u, err := PrepareUpsert(files, []json.RawMessage{json.RawMessage(`{"id":"d1","size":7,"camera_model":"X100"}`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			eu, ok := u.(*embeddedUpsert)
+			if !ok {
+				t.Fatalf("the embedded collection prepared a %T, want its own preparation", u)
+			}
+			if fromBytes := eu.prepared[0].value == nil; fromBytes != tc.raw {
+				t.Fatalf("prepared from its bytes: %v, want %v", fromBytes, tc.raw)
+			}
+			if err := files.Configure(ctx, Settings{Filterable: []string{"size", "camera_model"}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := u.Write(ctx); err != nil {
+				t.Fatal(err)
+			}
+			r, err := files.Search(ctx, Query{Filter: `camera_model = "X100"`})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Hits) != 1 {
+				t.Fatalf("filter on the attribute made filterable during the upsert: %d hits, want 1", len(r.Hits))
+			}
+		})
 	}
 }
 

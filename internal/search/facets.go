@@ -146,11 +146,11 @@ type facet struct {
 type facetWalker struct {
 	spec   facetSpec
 	facets map[string]*facet
-	spare  []*facet // emptied facets of earlier documents, for at
-	paths  []ownedPath
-	buf    []byte   // the facet objects being written
-	owners []string // the columns written to buf, in order
-	ends   []int    // where each of them ends in buf
+	spare  []*facet    // emptied facets of earlier documents, for at
+	paths  []ownedPath // the facets, as at made them
+	buf    []byte      // the facet objects being written
+	owners []string    // the columns written to buf, in order
+	ends   []int       // where each of them ends in buf
 }
 
 // ownedPath is a facet's path with the attribute whose column holds it.
@@ -175,6 +175,7 @@ func (w *facetWalker) at(path string, r pathRole) *facet {
 		}
 		f.owner, f.column, f.sortable = r.owner, r.column, r.sortable
 		w.facets[path] = f
+		w.paths = append(w.paths, ownedPath{r.owner, path, f})
 	}
 	return f
 }
@@ -213,23 +214,17 @@ func (w *facetWalker) object(prefix string, obj map[string]any) {
 // element, which is the only place null and "" count as such.
 func (w *facetWalker) member(path string, v any, r pathRole) {
 	if r.wanted {
-		f := w.at(path, r)
-		f.flags |= flagExists
 		switch x := v.(type) {
 		case nil:
-			f.flags |= flagNull
+			w.occurs(path, r, flagNull)
 		case string:
-			if x == "" {
-				f.flags |= flagEmpty
-			}
+			w.occurs(path, r, emptyFlag(x == ""))
 		case []any:
-			if len(x) == 0 {
-				f.flags |= flagEmpty
-			}
+			w.occurs(path, r, emptyFlag(len(x) == 0))
 		case map[string]any:
-			if len(x) == 0 {
-				f.flags |= flagEmpty
-			}
+			w.occurs(path, r, emptyFlag(len(x) == 0))
+		default:
+			w.occurs(path, r, 0)
 		}
 	}
 	w.value(path, v, r)
@@ -245,20 +240,47 @@ func (w *facetWalker) value(path string, v any, r pathRole) {
 			w.value(path, e, r)
 		}
 	case string:
-		if s := normalizeString(x); r.wanted && s != "" {
-			f := w.at(path, r)
-			f.strs = append(f.strs, s)
-		}
+		w.addString(path, r, x)
 	case bool:
-		if r.wanted {
-			f := w.at(path, r)
-			f.strs = append(f.strs, strconv.FormatBool(x))
-		}
+		w.addBool(path, r, x)
 	case float64:
-		if r.wanted {
-			f := w.at(path, r)
-			f.nums = append(f.nums, x)
-		}
+		w.addNumber(path, r, x)
+	}
+}
+
+// The walks over a document (the decoded one above, the raw one of documents_raw.go) record
+// what they meet through these: occurs for an object member of a wanted path (flags beside
+// flagExists), the add methods for each scalar value.
+
+func (w *facetWalker) occurs(path string, r pathRole, flags int) {
+	w.at(path, r).flags |= flagExists | flags
+}
+
+func emptyFlag(empty bool) int {
+	if empty {
+		return flagEmpty
+	}
+	return 0
+}
+
+func (w *facetWalker) addString(path string, r pathRole, x string) {
+	if s := normalizeString(x); r.wanted && s != "" {
+		f := w.at(path, r)
+		f.strs = append(f.strs, s)
+	}
+}
+
+func (w *facetWalker) addBool(path string, r pathRole, x bool) {
+	if r.wanted {
+		f := w.at(path, r)
+		f.strs = append(f.strs, strconv.FormatBool(x))
+	}
+}
+
+func (w *facetWalker) addNumber(path string, r pathRole, x float64) {
+	if r.wanted {
+		f := w.at(path, r)
+		f.nums = append(f.nums, x)
 	}
 }
 
@@ -285,23 +307,32 @@ func flatFacetsKeyed(doc map[string]any, spec facetSpec, keyed []string) (map[st
 	defer w.release()
 	w.spec = spec
 	w.object("", doc)
+	return w.objects(keyed)
+}
+
+// objects writes the facet objects of what the walker recorded, by owning attribute, and
+// returns them with the sort keys of keyed (flatFacetsKeyed).
+func (w *facetWalker) objects(keyed []string) (map[string][]byte, []any) {
 	// Each path under its owning column, sorted by column then path: a column's keys are
 	// "<kind>:<path>", so sorting them is sorting by kind (facetKinds is in byte order) and
 	// then by path.
-	paths := w.paths
-	for path, f := range w.facets {
+	paths := w.paths // in the order at made them
+	for _, p := range paths {
+		f := p.f
 		slices.Sort(f.nums)
 		slices.Sort(f.strs)
 		f.nums, f.strs = slices.Compact(f.nums), slices.Compact(f.strs)
-		paths = append(paths, ownedPath{f.owner, path, f})
 	}
-	w.paths = paths
 	// By column (the declared attributes are sorted, so its place orders the owners as their
 	// names do), then path: nearly every column holds one path, so most comparisons are of two
-	// numbers.
-	slices.SortFunc(paths, func(a, b ownedPath) int {
+	// numbers. A walk in key order (prepareRaw's) made them in this order already, when each
+	// path is its own column.
+	byColumn := func(a, b ownedPath) int {
 		return cmp.Or(cmp.Compare(a.f.column, b.f.column), strings.Compare(a.path, b.path))
-	})
+	}
+	if !slices.IsSortedFunc(paths, byColumn) {
+		slices.SortFunc(paths, byColumn)
+	}
 	// The objects are written one after the other into the walker's buffer, then copied out
 	// at once; ends[i] is where the i-th column's object ends.
 	buf, owners, ends := w.buf, w.owners, w.ends
@@ -433,10 +464,8 @@ func facetSortKey(f *facet, desc bool) (num float64, str string, isNum bool) {
 // are there either way: the index folds case), and the full-text index, whose work grows with
 // the words it is given, takes a third fewer of them for a typical file.
 func searchText(doc map[string]any) string {
-	var b strings.Builder
-	b.Grow(textGrow)
-	var seen textSeen
-	seen.list = seen.inline[:0]
+	var t textWriter
+	t.init()
 	// The keys of the objects being walked, sorted, as a stack: one slice for the document.
 	keys := make([]string, 0, 2*len(doc))
 	sortedKeys := func(m map[string]any) []string {
@@ -461,31 +490,54 @@ func searchText(doc map[string]any) string {
 				walk(e)
 			}
 		case string:
-			if seen.add(x) {
-				b.WriteString(x)
-				b.WriteByte('\n')
-				// The same in lower case has the same words for the index, which folds
-				// case: a name's sort name is left out with it. Only a name's length is
-				// folded, not a chunk's text.
-				if len(x) <= textFoldMax {
-					if lower := strings.ToLower(x); lower != x {
-						seen.add(lower)
-					}
-				}
-			}
+			t.str(x)
 		case float64:
-			if n := strconv.FormatFloat(x, 'f', -1, 64); seen.add(n) {
-				b.WriteString(n)
-				b.WriteByte('\n')
-			}
+			t.num(x)
 		}
 	}
 	for _, k := range sortedKeys(doc) {
-		if k != FieldPathsExact && k != protocol.FieldNext {
+		if inText(k) {
 			walk(doc[k])
 		}
 	}
-	return b.String()
+	return t.b.String()
+}
+
+// inText reports whether the text holds the value of the document's top-level member k.
+func inText(k string) bool { return k != FieldPathsExact && k != protocol.FieldNext }
+
+// textWriter writes searchText's text from the values of a walk in its order. It must not be
+// copied once init has run (its list is its own array).
+type textWriter struct {
+	b    strings.Builder
+	seen textSeen
+}
+
+func (t *textWriter) init() {
+	t.b.Grow(textGrow)
+	t.seen.list = t.seen.inline[:0]
+}
+
+func (t *textWriter) str(x string) {
+	if t.seen.add(x) {
+		t.b.WriteString(x)
+		t.b.WriteByte('\n')
+		// The same in lower case has the same words for the index, which folds case: a
+		// name's sort name is left out with it. Only a name's length is folded, not a
+		// chunk's text.
+		if len(x) <= textFoldMax {
+			if lower := strings.ToLower(x); lower != x {
+				t.seen.add(lower)
+			}
+		}
+	}
+}
+
+func (t *textWriter) num(x float64) {
+	if n := strconv.FormatFloat(x, 'f', -1, 64); t.seen.add(n) {
+		t.b.WriteString(n)
+		t.b.WriteByte('\n')
+	}
 }
 
 // textSeen is the set of values searchText has written: a list while it is short (a file's

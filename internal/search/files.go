@@ -184,7 +184,10 @@ type members []member
 // sorted sorts m by key and keeps the last member of a key given twice, as decoding into a
 // map does.
 func (m members) sorted() members {
-	slices.SortStableFunc(m, func(a, b member) int { return strings.Compare(a.key, b.key) })
+	byKey := func(a, b member) int { return strings.Compare(a.key, b.key) }
+	if !slices.IsSortedFunc(m, byKey) { // json.Marshal's documents are
+		slices.SortStableFunc(m, byKey)
+	}
 	out := m[:0]
 	for i, x := range m {
 		if i+1 < len(m) && m[i+1].key == x.key {

@@ -158,6 +158,15 @@ func (d *valueDecoder) str() (string, error) {
 
 // number reads the number at pos as encoding/json does into an interface: a float64.
 func (d *valueDecoder) number() (any, error) {
+	f, err := d.float()
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// float reads the number at pos as a float64, as number does.
+func (d *valueDecoder) float() (float64, error) {
 	start := d.pos
 	for d.pos < len(d.data) {
 		switch d.data[d.pos] {
@@ -171,7 +180,50 @@ func (d *valueDecoder) number() (any, error) {
 	if err != nil {
 		// Out of float64's range: encoding/json's error for it.
 		var v any
-		return nil, json.Unmarshal(d.data[start:d.pos], &v)
+		return 0, json.Unmarshal(d.data[start:d.pos], &v)
 	}
 	return f, nil
+}
+
+// skip moves past the value at pos.
+func (d *valueDecoder) skip() {
+	depth := 0
+	for {
+		switch d.peek() {
+		case '"':
+			d.pos++
+			for d.data[d.pos] != '"' {
+				if d.data[d.pos] == '\\' {
+					d.pos++ // the escaped byte cannot end the string
+				}
+				d.pos++
+			}
+			d.pos++
+		case '{', '[':
+			depth++
+			d.pos++
+		case '}', ']':
+			depth--
+			d.pos++
+		default: // a literal, a number, or space, ':' and ',' between the values of a container
+			d.pos++
+			if depth == 0 {
+				for d.pos < len(d.data) && !isDelim(d.data[d.pos]) {
+					d.pos++
+				}
+			}
+		}
+		if depth == 0 {
+			return
+		}
+	}
+}
+
+// isDelim reports whether c ends a literal or a number.
+func isDelim(c byte) bool {
+	switch c {
+	case ',', '}', ']', ' ', '\t', '\n', '\r', ':':
+		return true
+	}
+	return false
 }

@@ -1,0 +1,132 @@
+package search
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"testing"
+)
+
+// rawSpecs are the settings the raw walk is checked under: the daemon's files index (with the
+// sort keys of its table), one declaring nested module attributes and path_entries' members
+// (so the walk descends into objects and arrays of objects), and none.
+var rawSpecs = []struct {
+	name     string
+	settings Settings
+	keyed    []string
+}{
+	{"files", hopSettings, tableSorts},
+	{"nested", FileSettings(Settings{
+		Filterable: []string{"id", "next", "exif", "m1.list", "media.nested.camera", "path_entries.path", "paths_list", "", "zz"},
+		Sortable:   []string{"exif.date_unix", "m1.camera", "size"},
+	}), []string{"size", "exif.date_unix"}},
+	{"none", Settings{}, nil},
+}
+
+// TestPrepareRawMatchesDecoded: prepareRaw gives, for every document the general path
+// accepts (parseDoc, then prepareUpserts), the same id, stored bytes, facet objects, JSONB
+// columns, sort keys, text and hash; and it declines exactly the documents indexForm
+// rewrites or parseDoc refuses. The documents are PrepareFile's output for the fixtures of
+// TestPrepareFileMatchesReference, those fixtures themselves compacted (keys out of order
+// and given twice, nested module objects), and the benchmarks' documents.
+func TestPrepareRawMatchesDecoded(t *testing.T) {
+	t.Parallel()
+	var docs [][]byte
+	for _, raw := range prepareFixtures(3000, 11) {
+		if p, err := PrepareFile([]byte(raw), "archive"); err == nil {
+			docs = append(docs, p)
+		}
+		var b bytes.Buffer
+		if json.Compact(&b, []byte(raw)) == nil {
+			docs = append(docs, b.Bytes())
+		}
+	}
+	for _, set := range [][]json.RawMessage{hopDocs(50, false), hopDocs(50, true), libraryDocs(50, "Photos/Été à Noël/%02d Crème brûlée %d.jpg")} {
+		for _, raw := range set {
+			p, err := PrepareFile(raw, "archive")
+			if err != nil {
+				t.Fatal(err)
+			}
+			docs = append(docs, p)
+		}
+	}
+	docs = append(docs, []byte(`{"id":"a","id":5}`), []byte(`{"id":5,"id":"a"}`), []byte(`{"id":"a b"}`), []byte(`{"id":"x","n":1e400}`),
+		[]byte(`{"id":"x","":{"a":1,"":[{}]},"e":[],"o":{},"s":"","z":[null,[1,[2]],{"q":null}]}`))
+	accepted := 0
+	for i, raw := range docs {
+		accepted += checkPrepareRaw(t, i, raw)
+	}
+	t.Logf("prepareRaw took %d of %d documents×specs", accepted, len(docs)*len(rawSpecs))
+	if accepted < len(docs)*3/4 {
+		t.Fatalf("prepareRaw took %d of %d documents: the fixtures no longer exercise it", accepted, len(docs))
+	}
+}
+
+func FuzzPrepareRawMatchesDecoded(f *testing.F) {
+	for _, raw := range prepareFixtures(40, 12) {
+		if p, err := PrepareFile([]byte(raw), "archive"); err == nil {
+			f.Add([]byte(p))
+		}
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var b bytes.Buffer
+		if json.Compact(&b, raw) == nil {
+			checkPrepareRaw(t, 0, b.Bytes())
+		}
+	})
+}
+
+// checkPrepareRaw compares prepareRaw with the general path for the compact JSON raw under
+// each of rawSpecs; it returns how many specs prepareRaw took it under.
+func checkPrepareRaw(t *testing.T, i int, raw []byte) (took int) {
+	t.Helper()
+	for _, sp := range rawSpecs {
+		spec := sp.settings.spec()
+		got, ok := prepareRaw(raw, spec, sp.keyed)
+		parsed, problem := parseDoc(i, raw, true)
+		var want []upsertDoc
+		var err error
+		if problem == "" {
+			want, err = prepareUpserts([]parsedDoc{parsed}, spec, sp.keyed)
+		}
+		wantOK := problem == "" && err == nil && !needsDisplay(raw)
+		if ok != wantOK {
+			t.Fatalf("document %d %s (%s): prepareRaw took it: %v; the general path: problem %q, error %v, rewritten %v",
+				i, raw, sp.name, ok, problem, err, needsDisplay(raw))
+		}
+		if !ok {
+			continue
+		}
+		took++
+		w := want[0]
+		if got.value != nil {
+			t.Fatalf("document %d: prepareRaw decoded a value", i)
+		}
+		w.value = nil
+		for _, c := range []struct {
+			what      string
+			got, want any
+		}{{"id", got.id, w.id}, {"raw", string(got.raw), string(w.raw)}, {"facets", facetStrings(got.facets), facetStrings(w.facets)},
+			{"blobs", fmt.Sprintf("%x", got.blobs), fmt.Sprintf("%x", w.blobs)}, {"blob count", len(got.blobs), len(w.blobs)},
+			{"text", got.text, w.text}, {"hash", got.hash, w.hash}, {"facets nil", got.facets == nil, w.facets == nil}} {
+			if !reflect.DeepEqual(c.got, c.want) {
+				t.Fatalf("document %d %s (%s): %s:\n got %v\nwant %v", i, raw, sp.name, c.what, c.got, c.want)
+			}
+		}
+		for j := range got.blobs {
+			if (got.blobs[j] == nil) != (w.blobs[j] == nil) {
+				t.Fatalf("document %d %s (%s): blob %d: got %v, want %v", i, raw, sp.name, j, got.blobs[j], w.blobs[j])
+			}
+		}
+	}
+	return took
+}
+
+func facetStrings(m map[string][]byte) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = string(v)
+	}
+	return out
+}
