@@ -34,7 +34,7 @@ func prepareRaw(raw []byte, spec facetSpec, keyed []string) (d upsertDoc, ok boo
 	w.text.init()
 	var ms [28]rawMember
 	w.ms = ms[:0]
-	if w.object("", true, true, true) != nil || !w.hasID || !ValidateID(w.id) {
+	if w.object("", true, true, true) != nil || !ValidateID(w.id) {
 		return d, false
 	}
 	d.id, d.raw = strings.Clone(w.id), raw
@@ -59,8 +59,7 @@ type rawWalker struct {
 	facets *facetWalker // nil: no attribute is declared
 	text   textWriter
 	ms     []rawMember // the members of the objects being walked, as a stack
-	id     string
-	hasID  bool
+	id     string      // the document's id ("" when it has none)
 }
 
 // rawMember is an object member: its key and where its value starts.
@@ -130,7 +129,7 @@ func (w *rawWalker) object(prefix string, facets, text, top bool) error {
 			if err != nil {
 				return err
 			}
-			w.id, w.hasID = id, true
+			w.id = id
 			d.pos = m.at
 		}
 		if !on && !inText {

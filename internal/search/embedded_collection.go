@@ -68,6 +68,7 @@ func (c *embeddedCollection) prepareCanonical(docs []json.RawMessage, canonical 
 	spec := u.settings.spec()
 	prepared := make([]upsertDoc, len(docs))
 	problems := make([]string, len(docs))
+	errs := make([]error, len(docs))
 	inParallel(len(docs), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			isCanonical := canonical != nil && canonical[i]
@@ -77,34 +78,24 @@ func (c *embeddedCollection) prepareCanonical(docs []json.RawMessage, canonical 
 					continue
 				}
 			}
-			prepared[i].parsedDoc, problems[i] = parseDoc(i, docs[i], isCanonical)
+			var p parsedDoc
+			if p, problems[i] = parseDoc(i, docs[i], isCanonical); problems[i] == "" {
+				prepared[i], errs[i] = prepareParsed(p, spec, u.keyed)
+			}
 		}
 	})
 	if err := docProblems(problems); err != nil {
 		return nil, fmt.Errorf("upsert %s: %w", c.name, err)
 	}
+	if err := firstError(errs); err != nil {
+		return nil, fmt.Errorf("upsert %s: %w", c.name, err)
+	}
 	u.prepared = lastOfEach(prepared)
-	var todo []parsedDoc // parsed, their facets and text still to compute
-	var at []int
-	for i, d := range u.prepared {
-		if d.value != nil {
-			todo, at = append(todo, d.parsedDoc), append(at, i)
-		}
-	}
-	if len(todo) > 0 {
-		done, err := prepareUpserts(todo, spec, u.keyed)
-		if err != nil {
-			return nil, fmt.Errorf("upsert %s: %w", c.name, err)
-		}
-		for j, i := range at {
-			u.prepared[i] = done[j]
-		}
-	}
 	return u, nil
 }
 
 // embeddedUpsert is an upsert prepared with the settings of its preparation; each prepared
-// document holds its parsed one.
+// document holds its parsed one, or no value when it was prepared from its bytes (prepareRaw).
 type embeddedUpsert struct {
 	c        *embeddedCollection
 	settings Settings
@@ -246,22 +237,38 @@ func prepareUpserts(docs []parsedDoc, spec facetSpec, keyed []string) ([]upsertD
 	errs := make([]error, len(docs))
 	inParallel(len(docs), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			d := upsertDoc{parsedDoc: docs[i]}
-			var keys []any
-			d.facets, keys = flatFacetsKeyed(d.value, spec, keyed)
-			d.blobs, errs[i] = facetBlobs(d.facets, spec.declared())
-			d.blobs = append(d.blobs, keys...)
-			d.text = searchText(d.value)
-			d.hash = textHash(d.text)
-			out[i] = d
+			out[i], errs[i] = prepareParsed(docs[i], spec, keyed)
 		}
 	})
-	for i, err := range errs {
-		if err != nil {
-			return nil, fmt.Errorf("document %s: %w", docs[i].id, err)
-		}
+	if err := firstError(errs); err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// firstError is the first error of errs that is not nil, in order.
+func firstError(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// prepareParsed computes a parsed document's facets, sort keys (of keyed) and text for spec.
+func prepareParsed(p parsedDoc, spec facetSpec, keyed []string) (upsertDoc, error) {
+	d := upsertDoc{parsedDoc: p}
+	var keys []any
+	d.facets, keys = flatFacetsKeyed(d.value, spec, keyed)
+	var err error
+	if d.blobs, err = facetBlobs(d.facets, spec.declared()); err != nil {
+		return upsertDoc{}, fmt.Errorf("document %s: %w", p.id, err)
+	}
+	d.blobs = append(d.blobs, keys...)
+	d.text = searchText(d.value)
+	d.hash = textHash(d.text)
+	return d, nil
 }
 
 // maybeAnalyze refreshes the planner statistics each time the collection has taken as many
@@ -644,21 +651,19 @@ func storedFacets(ctx context.Context, tx writeTx, fs *facetSQL, docs []upsertDo
 
 // lastOfEach keeps the last document of each id, in order: a document upserted twice in one
 // call ends as its last version, as it would one upsert after the other.
-func lastOfEach[D interface{ docID() string }](docs []D) []D {
+func lastOfEach(docs []upsertDoc) []upsertDoc {
 	last := make(map[string]int, len(docs))
 	for i, d := range docs {
-		last[d.docID()] = i
+		last[d.id] = i
 	}
 	if len(last) == len(docs) {
 		return docs
 	}
-	out := make([]D, 0, len(last))
+	out := make([]upsertDoc, 0, len(last))
 	for i, d := range docs {
-		if last[d.docID()] == i {
+		if last[d.id] == i {
 			out = append(out, d)
 		}
 	}
 	return out
 }
-
-func (d parsedDoc) docID() string { return d.id }
