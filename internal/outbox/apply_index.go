@@ -60,7 +60,8 @@ func (a *Applier) prepare(w *indexWrite) {
 		}
 	}
 	if len(w.chunks) > 0 {
-		if w.chunked, w.prepErr = search.PrepareUpsert(a.index.Chunks(), w.chunks); w.prepErr != nil {
+		// The chunks are json.Marshal's (applyChunks).
+		if w.chunked, w.prepErr = search.PrepareMarshaled(a.index.Chunks(), w.chunks); w.prepErr != nil {
 			w.prepErr = fmt.Errorf("upsert %d chunks: %w", len(w.chunks), w.prepErr)
 		}
 	}

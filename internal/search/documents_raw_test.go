@@ -2,9 +2,11 @@ package search
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -21,7 +23,28 @@ var rawSpecs = []struct {
 		Filterable: []string{"id", "next", "exif", "m1.list", "media.nested.camera", "path_entries.path", "paths_list", "", "zz"},
 		Sortable:   []string{"exif.date_unix", "m1.camera", "size"},
 	}), []string{"size", "exif.date_unix"}},
+	{"chunks", ChunkSettings, ChunkSettings.Sortable}, // keyedSorts outside the files collection
 	{"none", Settings{}, nil},
+}
+
+// chunkDocs are chunk documents as the outbox marshals them (PrepareMarshaled's input): long
+// text with escapes and text outside ASCII, and a segment's extra fields.
+func chunkDocs(n int) [][]byte {
+	var out [][]byte
+	for i := range n {
+		d := map[string]any{"id": fmt.Sprintf("text_%016x_%d", i, i), "file_id": fmt.Sprintf("%016x", i), "module": "text",
+			"text": strings.Repeat(fmt.Sprintf("Crème <brûlée> & \"tab\there\" %d\n", i), 1+i%40), "index": i, "segment": i % 3,
+			"start_time": 1795745275.5 + float64(i), "char_offset": i * 7, "char_length": 40}
+		if i%2 == 0 {
+			d["page"], d["time_offset"], d["tags"] = i%9, 1.25, []any{"a", "B", nil, 3}
+		}
+		raw, err := json.Marshal(d)
+		if err != nil {
+			panic(err)
+		}
+		out = append(out, raw)
+	}
+	return out
 }
 
 // TestPrepareRawMatchesDecoded: prepareRaw gives, for every document the general path
@@ -51,6 +74,7 @@ func TestPrepareRawMatchesDecoded(t *testing.T) {
 			docs = append(docs, p)
 		}
 	}
+	docs = append(docs, chunkDocs(200)...)
 	docs = append(docs, []byte(`{"id":"a","id":5}`), []byte(`{"id":5,"id":"a"}`), []byte(`{"id":"a b"}`), []byte(`{"id":"x","n":1e400}`),
 		[]byte(`{"id":"x","":{"a":1,"":[{}]},"e":[],"o":{},"s":"","z":[null,[1,[2]],{"q":null}]}`))
 	accepted := 0
@@ -129,4 +153,48 @@ func facetStrings(m map[string][]byte) map[string]string {
 		out[k] = string(v)
 	}
 	return out
+}
+
+// The outbox's chunks reach the embedded chunks collection through PrepareMarshaled, which
+// prepares them from their bytes (no decoded value); they are then found by their text and
+// filtered by their fields as Upsert's are.
+func TestPrepareMarshaledChunks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ix := openEmbedded(t)
+	chunks := ix.Chunks()
+	if err := chunks.Configure(ctx, ChunkSettings); err != nil {
+		t.Fatal(err)
+	}
+	var docs []json.RawMessage
+	for _, d := range chunkDocs(20) {
+		docs = append(docs, d)
+	}
+	u, err := PrepareMarshaled(chunks, docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eu, ok := u.(*embeddedUpsert)
+	if !ok {
+		t.Fatalf("the embedded chunks collection prepared a %T, want its own preparation", u)
+	}
+	for _, d := range eu.prepared {
+		if d.value != nil {
+			t.Fatalf("chunk %s was decoded, want it prepared from its bytes", d.id)
+		}
+	}
+	if err := u.Write(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r, err := chunks.Search(ctx, Query{Q: "brûlée", Filter: `module = "text" AND file_id = "0000000000000007"`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := idSet(r); got != "text_0000000000000007_7" {
+		t.Fatalf("search for a chunk's word and fields: %q", got)
+	}
+	bad, err := PrepareMarshaled(chunks, []json.RawMessage{json.RawMessage(`{"id":"a/b","text":"x"}`)})
+	if err == nil || !strings.Contains(err.Error(), "a/b") {
+		t.Fatalf("a chunk with a bad id: prepared %v, error %v; want the id named", bad, err)
+	}
 }

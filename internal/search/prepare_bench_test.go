@@ -67,3 +67,34 @@ func libraryDocs(n int, format string) []json.RawMessage {
 	}
 	return docs
 }
+
+// BenchmarkPrepareChunk: the same for a chunk of module text as the outbox marshals it
+// (chunkDocs): path=raw is PrepareMarshaled's (prepareRaw), path=decoded what PrepareUpsert
+// does for a document it must check (parseDoc, then the facets and text).
+func BenchmarkPrepareChunk(b *testing.B) {
+	docs := chunkDocs(100)
+	spec := ChunkSettings.spec()
+	for _, path := range []string{"raw", "decoded"} {
+		b.Run("path="+path, func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				raw := docs[i%len(docs)]
+				if path == "raw" {
+					if _, ok := prepareRaw(raw, spec, ChunkSettings.Sortable); !ok {
+						b.Fatal("prepareRaw declined a chunk")
+					}
+				} else {
+					d, problem := parseDoc(0, raw, false)
+					if problem != "" {
+						b.Fatal(problem)
+					}
+					if _, err := prepareParsed(d, spec, ChunkSettings.Sortable); err != nil {
+						b.Fatal(err)
+					}
+				}
+				i++
+			}
+		})
+	}
+}

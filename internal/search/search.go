@@ -56,6 +56,21 @@ func PrepareUpsert(c Collection, docs []json.RawMessage) (PreparedUpsert, error)
 	return plainUpsert{c: c, docs: docs}, nil
 }
 
+// PrepareMarshaled is PrepareUpsert for documents that are json.Marshal's output (valid and
+// compact; the outbox's chunks): a backend that can (canonicalPreparer) prepares each straight
+// from its bytes, without checking or compacting it again. Anything else is PrepareUpsert.
+func PrepareMarshaled(c Collection, docs []json.RawMessage) (PreparedUpsert, error) {
+	p, ok := c.(canonicalPreparer)
+	if !ok {
+		return PrepareUpsert(c, docs)
+	}
+	marshaled := make([]bool, len(docs))
+	for i := range marshaled {
+		marshaled[i] = true
+	}
+	return p.prepareCanonical(docs, marshaled)
+}
+
 // plainUpsert is the PreparedUpsert of a collection without upsertPreparer.
 type plainUpsert struct {
 	c    Collection
