@@ -127,7 +127,7 @@ func scanValidPaths(data []byte) (_ Paths, ok bool) {
 		return out, true
 	}
 	for {
-		end := skipValue(data, i) // data is valid: a key, a colon, a value, then , or }
+		end := jsonvalid.SkipValue(data, i) // data is valid: a key, a colon, a value, then , or }
 		k, err := UnquoteName(data[i:end])
 		if err != nil {
 			return nil, false
@@ -136,7 +136,7 @@ func scanValidPaths(data []byte) (_ Paths, ok bool) {
 		if c := data[i]; c != '-' && (c < '0' || c > '9') {
 			return nil, false
 		}
-		end = skipValue(data, i)
+		end = jsonvalid.SkipValue(data, i)
 		f, err := strconv.ParseFloat(string(data[i:end]), 64)
 		if err != nil {
 			return nil, false

@@ -216,13 +216,13 @@ func EachMember(data []byte, fn func(key string, value json.RawMessage) error) e
 	}
 	for {
 		// data is valid: a key string, a colon, a value, then a comma or the closing brace.
-		end := skipValue(data, i)
+		end := jsonvalid.SkipValue(data, i)
 		key, err := memberKey(data[i:end])
 		if err != nil {
 			return err
 		}
 		i = jsonvalid.SkipSpace(data, jsonvalid.SkipSpace(data, end)+1)
-		end = skipValue(data, i)
+		end = jsonvalid.SkipValue(data, i)
 		if err := fn(key, json.RawMessage(data[i:end:end])); err != nil {
 			return err
 		}
@@ -245,43 +245,6 @@ func memberKey(quoted []byte) (string, error) {
 		}
 	}
 	return string(inner), nil
-}
-
-// skipValue returns the end of the valid JSON value starting at data[i].
-func skipValue(data []byte, i int) int {
-	switch data[i] {
-	case '"':
-		for i++; ; i++ {
-			switch data[i] {
-			case '\\':
-				i++
-			case '"':
-				return i + 1
-			}
-		}
-	case '{', '[':
-		depth := 0
-		for ; ; i++ {
-			switch data[i] {
-			case '"':
-				i = skipValue(data, i) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return i + 1
-				}
-			}
-		}
-	default: // a number, true, false or null
-		for ; i < len(data); i++ {
-			switch data[i] {
-			case ',', '}', ']', ' ', '\t', '\n', '\r':
-				return i
-			}
-		}
-		return i
-	}
 }
 
 // eachMemberDecoded is EachMember through encoding/json's decoder, for data that is not valid

@@ -278,7 +278,7 @@ func scanValidNames(data []byte) (_ []string, ok bool) {
 		return out, true
 	}
 	for {
-		end := skipValue(data, i)
+		end := jsonvalid.SkipValue(data, i)
 		s, err := UnquoteName(data[i:end])
 		if err != nil {
 			return nil, false

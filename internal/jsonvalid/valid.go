@@ -145,6 +145,44 @@ func SkipSpace(data []byte, i int) int {
 	return i
 }
 
+// SkipValue returns the end of the valid JSON value starting at data[i]: the readers of
+// valid JSON here step over a value with this.
+func SkipValue(data []byte, i int) int {
+	switch data[i] {
+	case '"':
+		for i++; ; i++ {
+			switch data[i] {
+			case '\\':
+				i++
+			case '"':
+				return i + 1
+			}
+		}
+	case '{', '[':
+		depth := 0
+		for ; ; i++ {
+			switch data[i] {
+			case '"':
+				i = SkipValue(data, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+	default: // a number, true, false or null
+		for ; i < len(data); i++ {
+			switch data[i] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				return i
+			}
+		}
+		return i
+	}
+}
+
 // str reads the string whose opening quote is at i and returns the index after its closing
 // quote, or -1.
 func str(data []byte, i int) int {

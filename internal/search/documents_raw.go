@@ -1,8 +1,9 @@
 package search
 
 import (
-	"slices"
 	"strings"
+
+	"github.com/homeindex/homeindex/internal/jsonvalid"
 )
 
 // prepareRaw makes the upsertDoc of a document in json.Marshal's form (PrepareFile's output)
@@ -34,7 +35,7 @@ func prepareRaw(raw []byte, spec facetSpec, keyed []string) (d upsertDoc, ok boo
 	w.text.init()
 	var ms [28]rawMember
 	w.ms = ms[:0]
-	if w.object("", true, true, true) != nil || !ValidateID(w.id) {
+	if w.object("", w.facets != nil, true, true) != nil || !ValidateID(w.id) {
 		return d, false
 	}
 	d.id, d.raw = strings.Clone(w.id), raw
@@ -70,7 +71,7 @@ type rawMember struct {
 
 // object walks the object at the decoder's position, found at path prefix; top: it is the
 // document. facets: its members' paths are the spec's business (flatFacets' walk reaches
-// them); text: their values go into the text.
+// them; never without a facet walker); text: their values go into the text.
 func (w *rawWalker) object(prefix string, facets, text, top bool) error {
 	d := &w.d
 	d.pos++ // {
@@ -89,30 +90,19 @@ func (w *rawWalker) object(prefix string, facets, text, top bool) error {
 		d.pos++ // :
 		d.space()
 		w.ms = append(w.ms, rawMember{k, d.pos})
-		d.skip()
+		d.pos = jsonvalid.SkipValue(d.data, d.pos)
 		d.space()
 		if d.peek() == ',' {
 			d.pos++
 		}
 	}
 	end := d.pos
-	ms := w.ms[start:]
-	slices.SortStableFunc(ms, func(a, b rawMember) int { return strings.Compare(a.key, b.key) })
-	n := 0
-	for i, m := range ms {
-		if i+1 < len(ms) && ms[i+1].key == m.key {
-			continue // a later one counts, as in a map
-		}
-		ms[n] = m
-		n++
-	}
-	ms = ms[:n]
-	for _, m := range ms {
+	for _, m := range keyOrder(w.ms[start:], func(m rawMember) string { return m.key }) {
 		inText := text && (!top || inText(m.key))
 		var path string
 		var r pathRole
 		on := false
-		if facets && w.facets != nil {
+		if facets {
 			path = m.key
 			if prefix != "" {
 				path = prefix + "." + m.key
@@ -190,7 +180,7 @@ func (w *rawWalker) value(path string, r pathRole, on, text, member bool) error 
 		}
 	case 't', 'f':
 		x := d.peek() == 't'
-		d.skip()
+		d.pos = jsonvalid.SkipValue(d.data, d.pos)
 		if occurs {
 			w.facets.occurs(path, r, 0)
 		}

@@ -183,14 +183,18 @@ type members []member
 
 // sorted sorts m by key and keeps the last member of a key given twice, as decoding into a
 // map does.
-func (m members) sorted() members {
-	byKey := func(a, b member) int { return strings.Compare(a.key, b.key) }
-	if !slices.IsSortedFunc(m, byKey) { // json.Marshal's documents are
-		slices.SortStableFunc(m, byKey)
+func (m members) sorted() members { return keyOrder(m, func(x member) string { return x.key }) }
+
+// keyOrder sorts xs by key, stably, and keeps the last of a key given twice, as decoding into
+// a map does: an object's members, in place. json.Marshal's objects are in order already.
+func keyOrder[T any](xs []T, key func(T) string) []T {
+	byKey := func(a, b T) int { return strings.Compare(key(a), key(b)) }
+	if !slices.IsSortedFunc(xs, byKey) {
+		slices.SortStableFunc(xs, byKey)
 	}
-	out := m[:0]
-	for i, x := range m {
-		if i+1 < len(m) && m[i+1].key == x.key {
+	out := xs[:0]
+	for i, x := range xs {
+		if i+1 < len(xs) && key(xs[i+1]) == key(x) {
 			continue
 		}
 		out = append(out, x)
