@@ -336,23 +336,10 @@ func ParseItem(item string) (ItemInfo, error) {
 }
 
 // DecodeString is json.Unmarshal(v, dst) for a string, without encoding/json when v is a
-// quoted run of printable ASCII with nothing to unescape (ids, uids, tokens, MIME types):
-// every result the merger reads and every document the index prepares goes through here.
+// string literal (jsonvalid.UnmarshalString): every result the merger reads and every document
+// the index prepares goes through here.
 func DecodeString(v json.RawMessage, dst *string) error {
-	if n := len(v); n >= 2 && v[0] == '"' && v[n-1] == '"' {
-		plain := true
-		for _, c := range v[1 : n-1] {
-			if c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
-				plain = false
-				break
-			}
-		}
-		if plain {
-			*dst = string(v[1 : n-1])
-			return nil
-		}
-	}
-	return json.Unmarshal(v, dst)
+	return jsonvalid.UnmarshalString(v, dst)
 }
 
 // decodeInt is json.Unmarshal into an integer of bits bits, without encoding/json for a plain

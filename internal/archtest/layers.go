@@ -38,7 +38,7 @@ var Layers = []Layer{
 	{0, "internal/sqlitedb", "opening SQLite databases with the project's pragmas"},
 	{0, "internal/logging", "zerolog setup"},
 	{0, "internal/gcfloor", "garbage collector pacing for a small live heap"},
-	{0, "internal/jsonvalid", "JSON validity as encoding/json.Valid says it, faster"},
+	{0, "internal/jsonvalid", "JSON validity and string literals as encoding/json reads them, faster"},
 	{0, "internal/supervise", "supervisor helper: run components together, stop them in order"},
 	{0, "redisconn", "public Redis connection helper: endpoint, URL, TLS, masking, refusal hints"},
 	{0, "internal/testutil/...", "test helpers (real redis-server, Meilisearch, fixtures); see TestOnly"},

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/homeindex/homeindex/internal/jsonvalid"
 )
 
 // Segment is one piece of module content: text plus extra fields (time_offset, time_length,
@@ -55,7 +57,7 @@ func ParseContent(raw json.RawMessage, lim Limits) ([]Segment, error) {
 	switch kind := jsonKind(raw); kind {
 	case "string":
 		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
+		if err := jsonvalid.UnmarshalString(raw, &s); err != nil {
 			return nil, fmt.Errorf("%w: content: %w", ErrInvalidContent, err)
 		}
 		if isBlank(s) {
@@ -91,7 +93,7 @@ func parseItem(i int, item json.RawMessage) (seg Segment, ok bool, err error) {
 	seg.Index = i
 	switch kind := jsonKind(item); kind {
 	case "string":
-		if err := json.Unmarshal(item, &seg.Text); err != nil {
+		if err := jsonvalid.UnmarshalString(item, &seg.Text); err != nil {
 			return seg, false, fmt.Errorf("%w: content[%d]: %w", ErrInvalidContent, i, err)
 		}
 	case "object":
@@ -105,7 +107,7 @@ func parseItem(i int, item json.RawMessage) (seg Segment, ok bool, err error) {
 			switch k := jsonKind(text); k {
 			case "null":
 			case "string":
-				if err := json.Unmarshal(text, &seg.Text); err != nil {
+				if err := jsonvalid.UnmarshalString(text, &seg.Text); err != nil {
 					return seg, false, fmt.Errorf("%w: content[%d].text: %w", ErrInvalidContent, i, err)
 				}
 			default:

@@ -8,7 +8,13 @@
 // is a loop per token instead, and strings, which are most of a document's bytes, are crossed
 // a table lookup per byte. FuzzValidMatchesEncodingJSON holds it to encoding/json's answer,
 // the nesting limit included.
+//
+// Beside the check, the readers of JSON already known valid step over values (SkipValue,
+// StringEnd) and decode string literals (Unquote, UnmarshalString) here, each held to
+// encoding/json's answers by a fuzz target.
 package jsonvalid
+
+import "bytes"
 
 // maxDepth is encoding/json's nesting limit: deeper input is invalid there, so here too.
 const maxDepth = 10000
@@ -150,14 +156,8 @@ func SkipSpace(data []byte, i int) int {
 func SkipValue(data []byte, i int) int {
 	switch data[i] {
 	case '"':
-		for i++; ; i++ {
-			switch data[i] {
-			case '\\':
-				i++
-			case '"':
-				return i + 1
-			}
-		}
+		end, _ := StringEnd(data, i)
+		return end
 	case '{', '[':
 		depth := 0
 		for ; ; i++ {
@@ -180,6 +180,26 @@ func SkipValue(data []byte, i int) int {
 			}
 		}
 		return i
+	}
+}
+
+// StringEnd returns the end of the valid JSON string literal whose opening quote is at
+// data[i] (the index after its closing quote), and whether it holds an escape. Quotes and
+// backslashes are found with bytes.IndexByte, many bytes at a time: module text makes long
+// strings, with an escape every line or so.
+func StringEnd(data []byte, i int) (end int, escaped bool) {
+	for from := i + 1; ; {
+		q := from + bytes.IndexByte(data[from:], '"')
+		// The quote ends the string unless an odd run of backslashes escapes it.
+		run := 0
+		for p := q - 1; data[p] == '\\'; p-- {
+			run++
+		}
+		if run%2 == 0 {
+			return q + 1, escaped || bytes.IndexByte(data[from:q], '\\') >= 0
+		}
+		escaped = true
+		from = q + 1
 	}
 }
 

@@ -133,26 +133,27 @@ func (d *valueDecoder) array() ([]any, error) {
 }
 
 // str reads the string at pos. Plain UTF-8 without escapes is its own text; anything else
-// goes through encoding/json.
+// is decoded as encoding/json would (jsonvalid.Unquote).
 func (d *valueDecoder) str() (string, error) {
 	start := d.pos
-	escaped, ascii := false, true
-	i := start + 1
-	for ; d.data[i] != '"'; i++ {
+	// Most of a document's strings are short and plain (keys, ids, types): a byte loop finds
+	// their end soonest. Longer ones, and any with an escape or a byte past ASCII, go on below.
+	for i := start + 1; i < start+32; i++ {
 		switch c := d.data[i]; {
-		case c == '\\':
-			escaped = true
-			i++ // the escaped byte cannot end the string
-		case c >= utf8.RuneSelf:
-			ascii = false
+		case c == '"':
+			d.pos = i + 1
+			return d.text[start+1 : i], nil
+		case c == '\\' || c >= utf8.RuneSelf:
+			i = start + 32
 		}
 	}
-	d.pos = i + 1
-	if !escaped && (ascii || utf8.Valid(d.data[start+1:i])) {
-		return d.text[start+1 : i], nil
+	end, escaped := jsonvalid.StringEnd(d.data, start)
+	d.pos = end
+	if body := d.data[start+1 : end-1]; !escaped && utf8.Valid(body) {
+		return d.text[start+1 : end-1], nil
 	}
 	var s string
-	err := json.Unmarshal(d.data[start:d.pos], &s)
+	err := jsonvalid.UnmarshalString(d.data[start:end], &s)
 	return s, err
 }
 
