@@ -232,25 +232,7 @@ func UnquoteName(lit []byte) (string, error) {
 
 // Hex4 reads the four hex digits that follow a JSON \u (either case); ok is false when b is
 // shorter or holds another byte.
-func Hex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
-}
+func Hex4(b []byte) (rune, bool) { return jsonvalid.Hex4(b) }
 
 // nameList is a []string of names in JSON (paths_list).
 type nameList []string

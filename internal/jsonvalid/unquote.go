@@ -71,7 +71,7 @@ func Unquote(lit []byte) (s string, ok bool) {
 			case 't':
 				b.WriteByte('\t')
 			case 'u':
-				r, ok := hex4(body[i:])
+				r, ok := Hex4(body[i:])
 				if !ok {
 					return "", false
 				}
@@ -113,11 +113,11 @@ func uEscape(b []byte) (rune, bool) {
 	if len(b) < 6 || b[0] != '\\' || b[1] != 'u' {
 		return 0, false
 	}
-	return hex4(b[2:])
+	return Hex4(b[2:])
 }
 
 // hex4 reads four hex digits (either case) at the start of b.
-func hex4(b []byte) (rune, bool) {
+func Hex4(b []byte) (rune, bool) {
 	if len(b) < 4 {
 		return 0, false
 	}
