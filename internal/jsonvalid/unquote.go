@@ -116,7 +116,7 @@ func uEscape(b []byte) (rune, bool) {
 	return Hex4(b[2:])
 }
 
-// hex4 reads four hex digits (either case) at the start of b.
+// Hex4 reads four hex digits (either case) at the start of b: those of a \u escape.
 func Hex4(b []byte) (rune, bool) {
 	if len(b) < 4 {
 		return 0, false
