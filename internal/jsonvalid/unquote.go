@@ -21,10 +21,19 @@ func Unquote(lit []byte) (s string, ok bool) {
 		return "", false
 	}
 	body := lit[1 : len(lit)-1]
+	// Ids, types and most names are plain ASCII: their text is the body as it stands.
+	plain := 0
+	for plain < len(body) && !stringStop[body[plain]] && body[plain] < utf8.RuneSelf {
+		plain++
+	}
+	if plain == len(body) {
+		return string(body), true
+	}
 	var b strings.Builder
 	// Decoding never lengthens the text, but for invalid UTF-8 (a byte becomes three).
 	b.Grow(len(body))
-	for i := 0; i < len(body); {
+	b.Write(body[:plain])
+	for i := plain; i < len(body); {
 		c := body[i]
 		switch {
 		case !stringStop[c]:
