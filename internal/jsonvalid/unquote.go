@@ -21,11 +21,8 @@ func Unquote(lit []byte) (s string, ok bool) {
 		return "", false
 	}
 	body := lit[1 : len(lit)-1]
-	// Ids, types and most names are plain ASCII: their text is the body as it stands.
-	plain := 0
-	for plain < len(body) && !stringStop[body[plain]] && body[plain] < utf8.RuneSelf {
-		plain++
-	}
+	// Ids, types and most names have nothing to decode: their text is the body as it stands.
+	plain := literalRun(body, 0)
 	if plain == len(body) {
 		return string(body), true
 	}
@@ -37,23 +34,7 @@ func Unquote(lit []byte) (s string, ok bool) {
 		c := body[i]
 		switch {
 		case !stringStop[c]:
-			// A run of bytes that stand for themselves: anything but the stops, and UTF-8
-			// only where it is valid.
-			j := i
-			for j < len(body) {
-				if c := body[j]; c < utf8.RuneSelf {
-					if stringStop[c] {
-						break
-					}
-					j++
-					continue
-				}
-				r, size := utf8.DecodeRune(body[j:])
-				if r == utf8.RuneError && size == 1 {
-					break
-				}
-				j += size
-			}
+			j := literalRun(body, i)
 			if j == i { // a byte of invalid UTF-8
 				b.WriteRune(utf8.RuneError)
 				i++
@@ -104,6 +85,25 @@ func Unquote(lit []byte) (s string, ok bool) {
 		}
 	}
 	return b.String(), true
+}
+
+// literalRun returns the end of the run of bytes from body[i] that stand for themselves in a
+// literal: anything but a quote, a backslash or a control character, and UTF-8 only where it
+// is valid.
+func literalRun(body []byte, i int) int {
+	for {
+		for i < len(body) && body[i] < utf8.RuneSelf && !stringStop[body[i]] {
+			i++
+		}
+		if i == len(body) || body[i] < utf8.RuneSelf {
+			return i // the end, or a stop
+		}
+		r, size := utf8.DecodeRune(body[i:])
+		if r == utf8.RuneError && size == 1 {
+			return i
+		}
+		i += size
+	}
 }
 
 // UnmarshalString is json.Unmarshal(v, dst) for a string destination: Unquote when v is a

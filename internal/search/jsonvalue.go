@@ -138,13 +138,14 @@ func (d *valueDecoder) str() (string, error) {
 	start := d.pos
 	// Most of a document's strings are short and plain (keys, ids, types): a byte loop finds
 	// their end soonest. Longer ones, and any with an escape or a byte past ASCII, go on below.
+short:
 	for i := start + 1; i < start+32; i++ {
 		switch c := d.data[i]; {
 		case c == '"':
 			d.pos = i + 1
 			return d.text[start+1 : i], nil
 		case c == '\\' || c >= utf8.RuneSelf:
-			i = start + 32
+			break short
 		}
 	}
 	end, escaped := jsonvalid.StringEnd(d.data, start)
